@@ -1,0 +1,42 @@
+# fashiond — see README.md. `make run` and `make test` do all set-up themselves.
+SHELL := /bin/bash
+export GOFLAGS ?= -mod=mod
+ORT_LIB ?= $(CURDIR)/.deps/onnxruntime/1.30.0/libonnxruntime.so.1
+export FASHIOND_ORT_LIB ?= $(ORT_LIB)
+export FASHIOND_MODELS_DIR ?= $(CURDIR)/data/models
+GO ?= go
+
+.PHONY: all setup setup-system setup-ort setup-models build run test vet fmt bench clean
+
+all: build
+
+setup: setup-system setup-ort setup-models
+
+setup-system:
+	@./scripts/setup-system.sh
+
+setup-ort:
+	@./scripts/setup-ort.sh
+
+setup-models:
+	@./scripts/setup-models.sh
+
+build: setup-system
+	@mkdir -p bin
+	$(GO) build -o bin/fashiond ./cmd/fashiond
+
+run: setup build
+	./bin/fashiond serve
+
+test: setup
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 40m ./...
+
+bench: setup build
+	./bin/fashiond bench
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

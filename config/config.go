@@ -1,0 +1,158 @@
+// Package config is fashiond's one typed configuration: every setting comes
+// from a command-line flag or a FASHIOND_* environment variable (flags win),
+// with the defaults documented in README.md.
+package config
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration of every subcommand.
+type Config struct {
+	Addr          string        // FASHIOND_ADDR: HTTP listen address
+	DataDir       string        // FASHIOND_DATA_DIR: blobs, redis AOF, studio, presets
+	PublicURL     string        // FASHIOND_PUBLIC_URL: {base_url}
+	CDNURL        string        // FASHIOND_CDN_URL: {cdn_url}; default {base_url}/cdn
+	RedisURL      string        // FASHIOND_REDIS_URL: external Redis; empty = private redis-server
+	APIKeys       string        // FASHIOND_API_KEYS: key:credits,key:credits provisioned at start
+	FetchAllow    string        // FASHIOND_FETCH_ALLOW: CIDRs exempt from the private-address block
+	WebhookSecret string        // FASHIOND_WEBHOOK_SECRET: whsec_... Standard Webhooks secret
+	Retention     time.Duration // FASHIOND_RETENTION: job and output lifetime
+	Queues        string        // FASHIOND_QUEUES: models this worker serves (comma list; empty = all it can)
+	Concurrency   int           // FASHIOND_CONCURRENCY: jobs run at once per worker
+	MaxBodyBytes  int64         // FASHIOND_MAX_BODY_BYTES: /v1/run body limit
+
+	ORTLib         string // FASHIOND_ORT_LIB: libonnxruntime.so path
+	ModelsDir      string // FASHIOND_MODELS_DIR: the model repository
+	ModelsMirror   string // FASHIOND_MODELS_MIRROR: directory to install models from
+	Device         string // FASHIOND_DEVICE: auto, cpu or cuda
+	IntraOpThreads int    // FASHIOND_INTRA_OP_THREADS: ORT threads per session (0 = CPUs)
+	CUDADeviceID   int    // FASHIOND_CUDA_DEVICE_ID
+	CUDAMemLimit   int64  // FASHIOND_CUDA_MEM_LIMIT: bytes, 0 = unlimited
+	CUDNNConvAlgo  string // FASHIOND_CUDNN_CONV_ALGO: EXHAUSTIVE, HEURISTIC, DEFAULT
+	UpscalePolicy  string // FASHIOND_UPSCALE_POLICY: auto, sr-fast, sr-quality, lanczos
+	Batching       bool   // FASHIOND_BATCHING: dynamic batching of model calls
+
+	LogLevel  string // FASHIOND_LOG_LEVEL: debug, info, warn, error
+	LogFormat string // FASHIOND_LOG_FORMAT: text or json
+}
+
+// Defaults returns the documented defaults.
+func Defaults() Config {
+	return Config{
+		Addr:          "127.0.0.1:8080",
+		DataDir:       "data",
+		Retention:     72 * time.Hour,
+		Concurrency:   2,
+		MaxBodyBytes:  64 << 20,
+		ORTLib:        ".deps/onnxruntime/1.30.0/libonnxruntime.so.1",
+		Device:        "auto",
+		UpscalePolicy: "auto",
+		Batching:      true,
+		CUDNNConvAlgo: "HEURISTIC",
+		LogLevel:      "info",
+		LogFormat:     "text",
+	}
+}
+
+// Register binds every field to a flag on fs, with the environment (or the
+// default) as the flag's default value.
+func (c *Config) Register(fs *flag.FlagSet) {
+	d := Defaults()
+	fs.StringVar(&c.Addr, "addr", envStr("FASHIOND_ADDR", d.Addr), "HTTP listen address (FASHIOND_ADDR)")
+	fs.StringVar(&c.DataDir, "data-dir", envStr("FASHIOND_DATA_DIR", d.DataDir), "data directory (FASHIOND_DATA_DIR)")
+	fs.StringVar(&c.PublicURL, "public-url", envStr("FASHIOND_PUBLIC_URL", ""), "public base URL, {base_url} (FASHIOND_PUBLIC_URL; default http://ADDR)")
+	fs.StringVar(&c.CDNURL, "cdn-url", envStr("FASHIOND_CDN_URL", ""), "URL that serves results, {cdn_url} (FASHIOND_CDN_URL; default {base_url}/cdn)")
+	fs.StringVar(&c.RedisURL, "redis-url", envStr("FASHIOND_REDIS_URL", ""), "external Redis URL (FASHIOND_REDIS_URL; default: a private redis-server)")
+	fs.StringVar(&c.APIKeys, "api-keys", envStr("FASHIOND_API_KEYS", ""), "keys provisioned at start, key:credits,... (FASHIOND_API_KEYS)")
+	fs.StringVar(&c.FetchAllow, "fetch-allow", envStr("FASHIOND_FETCH_ALLOW", ""), "CIDRs exempt from the private-address block (FASHIOND_FETCH_ALLOW)")
+	fs.StringVar(&c.WebhookSecret, "webhook-secret", envStr("FASHIOND_WEBHOOK_SECRET", ""), "Standard Webhooks secret whsec_... (FASHIOND_WEBHOOK_SECRET)")
+	fs.DurationVar(&c.Retention, "retention", envDur("FASHIOND_RETENTION", d.Retention), "job and output retention (FASHIOND_RETENTION)")
+	fs.StringVar(&c.Queues, "queues", envStr("FASHIOND_QUEUES", ""), "models this worker serves, comma separated (FASHIOND_QUEUES; default all)")
+	fs.IntVar(&c.Concurrency, "concurrency", envInt("FASHIOND_CONCURRENCY", d.Concurrency), "jobs run at once per worker (FASHIOND_CONCURRENCY)")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", int64(envInt("FASHIOND_MAX_BODY_BYTES", int(d.MaxBodyBytes))), "largest /v1/run body (FASHIOND_MAX_BODY_BYTES)")
+	fs.StringVar(&c.ORTLib, "ort-lib", envStr("FASHIOND_ORT_LIB", d.ORTLib), "ONNX Runtime shared library (FASHIOND_ORT_LIB)")
+	fs.StringVar(&c.ModelsDir, "models-dir", envStr("FASHIOND_MODELS_DIR", ""), "model repository (FASHIOND_MODELS_DIR; default DATA_DIR/models)")
+	fs.StringVar(&c.ModelsMirror, "models-mirror", envStr("FASHIOND_MODELS_MIRROR", ""), "directory to install models from (FASHIOND_MODELS_MIRROR; default ../shared/models when present)")
+	fs.StringVar(&c.Device, "device", envStr("FASHIOND_DEVICE", d.Device), "inference device: auto, cpu or cuda (FASHIOND_DEVICE)")
+	fs.IntVar(&c.IntraOpThreads, "intra-op-threads", envInt("FASHIOND_INTRA_OP_THREADS", 0), "ONNX Runtime threads per session, 0 = CPUs (FASHIOND_INTRA_OP_THREADS)")
+	fs.IntVar(&c.CUDADeviceID, "cuda-device-id", envInt("FASHIOND_CUDA_DEVICE_ID", 0), "CUDA device id (FASHIOND_CUDA_DEVICE_ID)")
+	fs.Int64Var(&c.CUDAMemLimit, "cuda-mem-limit", int64(envInt("FASHIOND_CUDA_MEM_LIMIT", 0)), "CUDA arena limit in bytes, 0 = none (FASHIOND_CUDA_MEM_LIMIT)")
+	fs.StringVar(&c.CUDNNConvAlgo, "cudnn-conv-algo", envStr("FASHIOND_CUDNN_CONV_ALGO", d.CUDNNConvAlgo), "cuDNN conv algorithm search: EXHAUSTIVE, HEURISTIC, DEFAULT (FASHIOND_CUDNN_CONV_ALGO)")
+	fs.StringVar(&c.UpscalePolicy, "upscale-policy", envStr("FASHIOND_UPSCALE_POLICY", d.UpscalePolicy), "tier upscaling: auto, sr-fast, sr-quality, lanczos (FASHIOND_UPSCALE_POLICY)")
+	fs.BoolVar(&c.Batching, "batching", envBool("FASHIOND_BATCHING", d.Batching), "dynamic batching of model calls (FASHIOND_BATCHING)")
+	fs.StringVar(&c.LogLevel, "log-level", envStr("FASHIOND_LOG_LEVEL", d.LogLevel), "debug, info, warn or error (FASHIOND_LOG_LEVEL)")
+	fs.StringVar(&c.LogFormat, "log-format", envStr("FASHIOND_LOG_FORMAT", d.LogFormat), "text or json (FASHIOND_LOG_FORMAT)")
+}
+
+// Finish fills derived defaults and validates. Call after fs.Parse.
+func (c *Config) Finish() error {
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.CDNURL == "" {
+		c.CDNURL = c.PublicURL + "/cdn"
+	}
+	c.CDNURL = strings.TrimRight(c.CDNURL, "/")
+	if c.ModelsDir == "" {
+		c.ModelsDir = filepath.Join(c.DataDir, "models")
+	}
+	if c.WebhookSecret != "" && !strings.HasPrefix(c.WebhookSecret, "whsec_") {
+		return fmt.Errorf("config: FASHIOND_WEBHOOK_SECRET must start with whsec_")
+	}
+	switch c.Device {
+	case "auto", "cpu", "cuda":
+	default:
+		return fmt.Errorf("config: FASHIOND_DEVICE must be auto, cpu or cuda, not %q", c.Device)
+	}
+	switch c.UpscalePolicy {
+	case "auto", "sr-fast", "sr-quality", "lanczos":
+	default:
+		return fmt.Errorf("config: FASHIOND_UPSCALE_POLICY must be auto, sr-fast, sr-quality or lanczos, not %q", c.UpscalePolicy)
+	}
+	if c.Concurrency < 1 {
+		return fmt.Errorf("config: FASHIOND_CONCURRENCY must be at least 1")
+	}
+	return nil
+}
+
+func envStr(k, d string) string {
+	if v, ok := os.LookupEnv(k); ok {
+		return v
+	}
+	return d
+}
+
+func envInt(k string, d int) int {
+	if v, ok := os.LookupEnv(k); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return d
+}
+
+func envBool(k string, d bool) bool {
+	if v, ok := os.LookupEnv(k); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	}
+	return d
+}
+
+func envDur(k string, d time.Duration) time.Duration {
+	if v, ok := os.LookupEnv(k); ok {
+		if x, err := time.ParseDuration(v); err == nil {
+			return x
+		}
+	}
+	return d
+}

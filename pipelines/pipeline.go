@@ -1,0 +1,166 @@
+// Package pipelines holds one pipeline per model name of the interface spec.
+// A pipeline receives validated inputs and a context, reports progress and
+// returns images or a video; it never imports asynq or HTTP code.
+package pipelines
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"time"
+)
+
+// Pipeline is what a worker runs for one model_name.
+type Pipeline interface {
+	// Name is the spec's model_name, e.g. "tryon".
+	Name() string
+	// Run executes one job. Errors should be *Error so that the message
+	// becomes the job's error verbatim.
+	Run(ctx context.Context, req *Request) (*Result, error)
+}
+
+// Request is one job as a pipeline sees it.
+type Request struct {
+	JobID string
+	Model string
+	// Owner identifies the API key that submitted the job (an opaque id,
+	// never the key). Studio records are scoped by it.
+	Owner string
+	// Inputs is the validated inputs object with the spec's defaults applied
+	// (decode it into the pipeline's own struct).
+	Inputs json.RawMessage
+	// Images loads an image input. field is the input's JSON path for error
+	// messages ("inputs.personImage", "inputs.poses[1].cdnUrl"); ref is the URL
+	// or data URI. Errors name the field.
+	Images ImageLoader
+	// Progress reports the current stage and overall fraction 0..1. Never nil.
+	Progress ProgressFunc
+	// Studio stores and reads saved models (model-create) for Owner.
+	Studio Studio
+}
+
+// ImageLoader fetches and decodes an image input under the service's URL and
+// size rules.
+type ImageLoader interface {
+	Load(ctx context.Context, field, ref string) (image.Image, error)
+}
+
+// ProgressFunc reports progress: stage name, fraction of the whole job done
+// (0..1) and an optional detail such as "frame 12/144".
+type ProgressFunc func(stage string, fraction float64, detail string)
+
+// Output is one result file.
+type Output struct {
+	// Exactly one of Image or Video is set.
+	Image image.Image
+	// Video is a complete MP4 file.
+	Video []byte
+	// Format forces "jpeg" or "png" for Image; "" chooses automatically
+	// (PNG when the image has transparency, else JPEG).
+	Format string
+	// Path says which path produced it: "reference" (perception models +
+	// classical synthesis) or "generative" (a generative model from the
+	// repository).
+	Path string
+	// Method describes how it was made, e.g. "tps-warp+shading" or
+	// "dibr-depth-parallax"; shown in the status body.
+	Method string
+	// Notes lists what the method could not do, said plainly.
+	Notes []string
+	// DataURI asks the worker to return this output as a data URI instead of
+	// a URL (angle-generation's return_base64).
+	DataURI bool
+}
+
+// Result is what a successful run returns, in output order.
+type Result struct {
+	Outputs []Output
+}
+
+// Error is a job failure whose message becomes the job's `error` field.
+type Error struct {
+	Msg string
+	// Transient marks failures worth a retry (e.g. a fetch that timed out).
+	Transient bool
+	Err       error
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Failf returns a permanent job error with a formatted message.
+func Failf(format string, args ...any) error {
+	return &Error{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Transientf returns a retryable job error.
+func Transientf(format string, args ...any) error {
+	return &Error{Msg: fmt.Sprintf(format, args...), Transient: true}
+}
+
+// IsTransient reports whether err is worth retrying.
+func IsTransient(err error) bool {
+	var pe *Error
+	return errors.As(err, &pe) && pe.Transient
+}
+
+// Registry maps model_name to a pipeline.
+type Registry struct {
+	m     map[string]Pipeline
+	order []string
+}
+
+// NewRegistry builds a registry from pipelines.
+func NewRegistry(ps ...Pipeline) *Registry {
+	r := &Registry{m: map[string]Pipeline{}}
+	for _, p := range ps {
+		r.Register(p)
+	}
+	return r
+}
+
+// Register adds or replaces a pipeline.
+func (r *Registry) Register(p Pipeline) {
+	if _, ok := r.m[p.Name()]; !ok {
+		r.order = append(r.order, p.Name())
+	}
+	r.m[p.Name()] = p
+}
+
+// Get returns the pipeline for a model name.
+func (r *Registry) Get(name string) (Pipeline, bool) {
+	p, ok := r.m[name]
+	return p, ok
+}
+
+// Names lists the registered model names in registration order.
+func (r *Registry) Names() []string { return append([]string(nil), r.order...) }
+
+// SavedModel is a studio record created by model-create.
+type SavedModel struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Source    string    `json:"source"` // "upload" or "generate"
+	ImageURL  string    `json:"image_url"`
+	Width     int       `json:"width"`
+	Height    int       `json:"height"`
+	FaceBox   []float64 `json:"face_box,omitempty"`       // x0,y0,x1,y1 in image pixels
+	Landmarks []float64 `json:"face_landmarks,omitempty"` // 5 x (x,y)
+	Keypoints []float64 `json:"keypoints,omitempty"`      // 33 x (x,y,visibility)
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Studio stores saved models per owner. Implemented by the jobs package over
+// Redis and the blob store.
+type Studio interface {
+	// Save stores img and the record (ID and CreatedAt are filled in when
+	// empty) and returns the stored record with its ImageURL.
+	Save(ctx context.Context, owner string, m SavedModel, img image.Image) (SavedModel, error)
+	// Get returns a record and its image; ErrNotFound when absent.
+	Get(ctx context.Context, owner, id string) (SavedModel, image.Image, error)
+}
+
+// ErrNotFound is returned by Studio.Get for unknown ids.
+var ErrNotFound = errors.New("not found")
