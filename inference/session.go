@@ -172,3 +172,8 @@ func (s *Session) Close() error {
 	s.s = nil
 	return err
 }
+
+// Runner runs a graph: a Session, a session Pool or a Batcher.
+type Runner interface {
+	Run(ctx context.Context, inputs []Tensor) ([]Tensor, error)
+}

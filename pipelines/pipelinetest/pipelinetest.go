@@ -1,0 +1,107 @@
+// Package pipelinetest holds test helpers shared by the pipeline packages:
+// where the shared test data is, an image loader for files and data URIs, and
+// (perception.go) the real perception models loaded from the repository.
+package pipelinetest
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	_ "image/jpeg"
+	_ "image/png"
+
+	_ "golang.org/x/image/webp"
+)
+
+// Root is the repository root (found from this file's location).
+func Root() string {
+	_, f, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(f), "..", ".."))
+}
+
+// Testdata is ../shared/testdata beside the repository, or FASHIOND_TESTDATA.
+func Testdata(t testing.TB) string {
+	t.Helper()
+	d := os.Getenv("FASHIOND_TESTDATA")
+	if d == "" {
+		d = filepath.Join(Root(), "..", "shared", "testdata")
+	}
+	if _, err := os.Stat(d); err != nil {
+		t.Fatalf("test data not found at %s: %v", d, err)
+	}
+	return d
+}
+
+// File returns the path of a test data file, e.g. File(t, "images/astronaut.png").
+func File(t testing.TB, rel string) string {
+	return filepath.Join(Testdata(t), rel)
+}
+
+// Image decodes a test data image.
+func Image(t testing.TB, rel string) image.Image {
+	t.Helper()
+	f, err := os.Open(File(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	if err != nil {
+		t.Fatalf("decode %s: %v", rel, err)
+	}
+	return img
+}
+
+// DataURI returns a test data file as a data URI.
+func DataURI(t testing.TB, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(File(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt := "image/png"
+	switch strings.ToLower(filepath.Ext(rel)) {
+	case ".jpg", ".jpeg":
+		mt = "image/jpeg"
+	case ".webp":
+		mt = "image/webp"
+	}
+	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b)
+}
+
+// Loader loads "file:" paths relative to the test data, absolute paths, and
+// data URIs. It is the test stand-in for fetch.Loader.
+type Loader struct{ Dir string }
+
+// Load implements pipelines.ImageLoader.
+func (l Loader) Load(ctx context.Context, field, ref string) (image.Image, error) {
+	var data []byte
+	var err error
+	switch {
+	case strings.HasPrefix(ref, "data:"):
+		_, b64, ok := strings.Cut(ref, ";base64,")
+		if !ok {
+			return nil, fmt.Errorf("%s: data URI without ;base64,", field)
+		}
+		data, err = base64.StdEncoding.DecodeString(b64)
+	case strings.HasPrefix(ref, "file:"):
+		data, err = os.ReadFile(filepath.Join(l.Dir, strings.TrimPrefix(ref, "file:")))
+	default:
+		data, err = os.ReadFile(ref)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", field, err)
+	}
+	img, _, err := image.Decode(strings.NewReader(string(data)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", field, err)
+	}
+	return img, nil
+}
