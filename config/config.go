@@ -93,6 +93,9 @@ func (c *Config) Register(fs *flag.FlagSet) {
 
 // Finish fills derived defaults and validates. Call after fs.Parse.
 func (c *Config) Finish() error {
+	if len(envErrs) > 0 {
+		return fmt.Errorf("config: %s", strings.Join(envErrs, "; "))
+	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
 	}
@@ -130,29 +133,39 @@ func envStr(k, d string) string {
 	return d
 }
 
+// envErrs collects environment values that could not be parsed; Finish
+// reports them so a typo never silently becomes a default.
+var envErrs []string
+
 func envInt(k string, d int) int {
 	if v, ok := os.LookupEnv(k); ok {
-		if n, err := strconv.Atoi(v); err == nil {
+		n, err := strconv.Atoi(v)
+		if err == nil {
 			return n
 		}
+		envErrs = append(envErrs, fmt.Sprintf("%s=%q is not an integer", k, v))
 	}
 	return d
 }
 
 func envBool(k string, d bool) bool {
 	if v, ok := os.LookupEnv(k); ok {
-		if b, err := strconv.ParseBool(v); err == nil {
+		b, err := strconv.ParseBool(v)
+		if err == nil {
 			return b
 		}
+		envErrs = append(envErrs, fmt.Sprintf("%s=%q is not a boolean", k, v))
 	}
 	return d
 }
 
 func envDur(k string, d time.Duration) time.Duration {
 	if v, ok := os.LookupEnv(k); ok {
-		if x, err := time.ParseDuration(v); err == nil {
+		x, err := time.ParseDuration(v)
+		if err == nil {
 			return x
 		}
+		envErrs = append(envErrs, fmt.Sprintf("%s=%q is not a duration (e.g. 72h)", k, v))
 	}
 	return d
 }

@@ -1,0 +1,68 @@
+package config
+
+import (
+	"flag"
+	"strings"
+	"testing"
+	"time"
+)
+
+func parse(t *testing.T, env map[string]string, args ...string) (Config, error) {
+	t.Helper()
+	envErrs = nil
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	var c Config
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	c.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.Finish()
+}
+
+func TestConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		check   func(Config) bool
+		wantErr string
+	}{
+		{"defaults", nil, nil, func(c Config) bool {
+			return c.Addr == "127.0.0.1:8080" && c.PublicURL == "http://127.0.0.1:8080" &&
+				c.CDNURL == "http://127.0.0.1:8080/cdn" && c.Retention == 72*time.Hour && c.ModelsDir == "data/models"
+		}, ""},
+		{"env", map[string]string{"FASHIOND_ADDR": "0.0.0.0:9", "FASHIOND_PUBLIC_URL": "https://x.example/", "FASHIOND_RETENTION": "1h"}, nil,
+			func(c Config) bool {
+				return c.Addr == "0.0.0.0:9" && c.PublicURL == "https://x.example" && c.CDNURL == "https://x.example/cdn" && c.Retention == time.Hour
+			}, ""},
+		{"flag wins over env", map[string]string{"FASHIOND_ADDR": "0.0.0.0:9"}, []string{"-addr", "127.0.0.1:7"},
+			func(c Config) bool { return c.Addr == "127.0.0.1:7" }, ""},
+		{"cdn override", map[string]string{"FASHIOND_CDN_URL": "https://cdn.example/r"}, nil,
+			func(c Config) bool { return c.CDNURL == "https://cdn.example/r" }, ""},
+		{"bad secret", map[string]string{"FASHIOND_WEBHOOK_SECRET": "nope"}, nil, nil, "whsec_"},
+		{"bad device", map[string]string{"FASHIOND_DEVICE": "tpu"}, nil, nil, "FASHIOND_DEVICE"},
+		{"bad int", map[string]string{"FASHIOND_CONCURRENCY": "lots"}, nil, nil, "FASHIOND_CONCURRENCY"},
+		{"bad duration", map[string]string{"FASHIOND_RETENTION": "3 days"}, nil, nil, "FASHIOND_RETENTION"},
+		{"bad policy", map[string]string{"FASHIOND_UPSCALE_POLICY": "magic"}, nil, nil, "FASHIOND_UPSCALE_POLICY"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parse(t, tc.env, tc.args...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to mention %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(c) {
+				t.Fatalf("unexpected config %+v", c)
+			}
+		})
+	}
+}

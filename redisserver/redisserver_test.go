@@ -1,0 +1,95 @@
+package redisserver
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func do(t *testing.T, s *Server, args ...string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	fmt.Fprintf(c, "AUTH %s\r\n", s.Password())
+	r.ReadString('\n')
+	fmt.Fprintf(c, "%s\r\n", strings.Join(args, " "))
+	line, _ := r.ReadString('\n')
+	if strings.HasPrefix(line, "$") && !strings.HasPrefix(line, "$-1") {
+		v, _ := r.ReadString('\n')
+		return strings.TrimSpace(v)
+	}
+	return strings.TrimSpace(line)
+}
+
+func TestDataSurvivesRestart(t *testing.T) {
+	if !Available("") {
+		t.Fatal("redis-server is not installed (make setup installs it)")
+	}
+	dir := t.TempDir()
+	s, err := Start(context.Background(), Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := do(t, s, "SET", "k", "v1"); got != "+OK" {
+		t.Fatalf("SET: %q", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal("second Close:", err)
+	}
+	s2, err := Start(context.Background(), Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.Password() != s.Password() {
+		t.Fatal("password not reused across restarts")
+	}
+	if got := do(t, s2, "GET", "k"); got != "v1" {
+		t.Fatalf("after restart GET k = %q, want v1 (AOF persistence)", got)
+	}
+}
+
+func TestRestartsAfterCrash(t *testing.T) {
+	if !Available("") {
+		t.Fatal("redis-server is not installed")
+	}
+	s, err := Start(context.Background(), Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	do(t, s, "SET", "x", "1")
+	time.Sleep(1100 * time.Millisecond) // appendfsync everysec
+	s.mu.Lock()
+	s.cmd.Process.Kill()
+	s.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if ping(s.Addr(), s.Password()) == nil {
+			if got := do(t, s, "GET", "x"); got != "1" {
+				t.Fatalf("after crash GET x = %q", got)
+			}
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("redis-server was not restarted after a crash")
+}
+
+func TestNilClose(t *testing.T) {
+	var s *Server
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
