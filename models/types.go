@@ -60,6 +60,12 @@ type Face struct {
 	Box       [4]float64 // x0, y0, x1, y1 in image pixels
 	Landmarks [5]Point   // right eye, left eye, nose tip, right and left mouth corner
 	Score     float64
+	// Source is the detector that found the face ("yunet" or "ultraface_rfb320").
+	Source string
+	// LandmarksEstimated is true when the detector has no landmark head
+	// (the UltraFace fallback): Landmarks are then average frontal-face
+	// positions inside Box, not measurements.
+	LandmarksEstimated bool
 }
 
 // Depth is a relative inverse depth map, min-max normalised to 0..1 (1 = nearest),

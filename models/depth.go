@@ -1,0 +1,63 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"image"
+
+	"fashiond/inference"
+)
+
+// ModelDepth is the optional relative depth graph.
+const ModelDepth = "tcmonodepth_small"
+
+const depthW, depthH = 320, 192
+
+func prepareDepth(img image.Image) inference.Tensor {
+	t := inference.Tensor{Shape: []int64{1, 3, depthH, depthW}, Data: make([]float32, 3*depthW*depthH)}
+	s := float32(2.0 / 255) // (x/255 - 0.5) / 0.5
+	packNCHW(t.Data, resizeLinear(img, depthW, depthH), [3]int{0, 1, 2}, [3]float32{s, s, s}, [3]float32{-1, -1, -1})
+	return t
+}
+
+// decodeDepth min-max normalises the inverse depth and resizes it to w x h.
+func decodeDepth(out []inference.Tensor, w, h int) (*Depth, error) {
+	if len(out) < 1 || len(out[0].Data) < depthW*depthH {
+		return nil, fmt.Errorf("depth: unexpected output")
+	}
+	src := out[0].Data[:depthW*depthH]
+	lo, hi := src[0], src[0]
+	for _, v := range src {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	norm := make([]float32, len(src))
+	if hi > lo {
+		k := 1 / (hi - lo)
+		for i, v := range src {
+			norm[i] = (v - lo) * k
+		}
+	}
+	m := sampleRegion(floatMap{W: depthW, H: depthH, Data: norm}, 0, 0, depthW, depthH, w, h)
+	return &Depth{W: w, H: h, Data: m.Data}, nil
+}
+
+// Depth runs the optional tcmonodepth_small model. When it is not installed
+// the error names the model.
+func (s *Suite) Depth(ctx context.Context, img image.Image) (*Depth, error) {
+	if err := checkImage(img); err != nil {
+		return nil, fmt.Errorf("depth: %w", err)
+	}
+	if !s.Has(ModelDepth) {
+		return nil, fmt.Errorf("depth: optional model %s is not installed in %s (install it with `fashiond models install %s`)", ModelDepth, s.dir, ModelDepth)
+	}
+	m, err := s.model(ctx, ModelDepth)
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.Run(ctx, []inference.Tensor{prepareDepth(img)})
+	if err != nil {
+		return nil, err
+	}
+	b := img.Bounds()
+	return decodeDepth(out, b.Dx(), b.Dy())
+}

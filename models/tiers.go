@@ -1,0 +1,128 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"image"
+
+	"github.com/disintegration/imaging"
+)
+
+// Upscale policies for ToTier.
+const (
+	PolicyAuto      = "auto"
+	PolicySRFast    = "sr-fast"
+	PolicySRQuality = "sr-quality"
+	PolicyLanczos   = "lanczos"
+)
+
+// CropToRatio returns the largest centred crop of img whose aspect is a:b
+// (to within one pixel).
+func CropToRatio(img image.Image, a, b int) image.Image {
+	r := img.Bounds()
+	w, h := r.Dx(), r.Dy()
+	cw, ch := w, h
+	if w*b > h*a { // too wide
+		cw = max(1, min(w, (h*a+b/2)/b))
+	} else {
+		ch = max(1, min(h, (w*b+a/2)/a))
+	}
+	if cw == w && ch == h {
+		return img
+	}
+	x0 := r.Min.X + (w-cw)/2
+	y0 := r.Min.Y + (h-ch)/2
+	return imaging.Crop(img, image.Rect(x0, y0, x0+cw, y0+ch))
+}
+
+// upscalePlan decides how ToTier reaches the target from a crop of cw x ch.
+// It returns the SR model to run first, or "" for pure Lanczos.
+func (s *Suite) upscalePlan(ctx context.Context, cw, ch, tw, th int) (SRModel, error) {
+	if cw >= tw && ch >= th {
+		return "", nil // already large enough: downscale only
+	}
+	switch s.opts.UpscalePolicy {
+	case PolicyLanczos:
+		return "", nil
+	case PolicySRFast:
+		return SRFast, nil
+	case PolicySRQuality:
+		return SRQuality, nil
+	}
+	// auto: on CUDA the quality model is cheap enough for every tier.
+	if s.srDevice(ctx) == "cuda" {
+		return SRQuality, nil
+	}
+	// auto on CPU (2 cores, measured with `fashiond bench`, see the bench
+	// package): realesr_general_x4v3 costs ~0.37 s per 128x128 tile, so a
+	// 1 MP source (81 tiles) takes ~30 s and x4plus ~6 min, against ~1 s for
+	// Lanczos. SR-fast is used only when the source is small (<= 0.3 MP)
+	// and the upscale factor is at least 2, where Lanczos visibly blurs and
+	// SR costs at most ~10 s.
+	factor := float64(tw) / float64(cw)
+	if cw*ch <= autoSRMaxPixels && factor >= 2 {
+		return SRFast, nil
+	}
+	return "", nil
+}
+
+// autoSRMaxPixels is the largest source (pixels) that "auto" on CPU sends
+// through SR-fast.
+const autoSRMaxPixels = 300_000
+
+// srDevice is the execution provider super-resolution runs on.
+func (s *Suite) srDevice(ctx context.Context) string {
+	switch d := s.opts.Device; d {
+	case "cpu", "cuda":
+		return d
+	}
+	if s.rt.Config().Device == "cpu" {
+		return "cpu"
+	}
+	m, err := s.model(ctx, string(SRFast))
+	if err != nil {
+		return "cpu"
+	}
+	return m.device
+}
+
+// ToTier produces exactly TierSize(tier, ratio) pixels. The image is first
+// centre-cropped to the ratio (never padded), then, when it must grow,
+// super-resolved (fast or quality model per the upscale policy and device)
+// and finally Lanczos-resized to the exact size. ratio "" means the image's
+// own nearest spec ratio (RatioOf).
+func (s *Suite) ToTier(ctx context.Context, img image.Image, tier, ratio string) (image.Image, error) {
+	if err := checkImage(img); err != nil {
+		return nil, fmt.Errorf("quality tier: %w", err)
+	}
+	b := img.Bounds()
+	if ratio == "" {
+		ratio = RatioOf(b.Dx(), b.Dy())
+	}
+	tw, th, err := TierSize(tier, ratio)
+	if err != nil {
+		return nil, err
+	}
+	ra, rb, _ := ParseRatio(ratio)
+	crop := CropToRatio(img, ra, rb)
+	cb := crop.Bounds()
+	m, err := s.upscalePlan(ctx, cb.Dx(), cb.Dy(), tw, th)
+	if err != nil {
+		return nil, err
+	}
+	if m != "" {
+		up, err := s.SuperResolve(ctx, crop, m)
+		if err != nil {
+			return nil, fmt.Errorf("quality tier %s: %w", tier, err)
+		}
+		crop = up
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cb = crop.Bounds()
+	if cb.Dx() == tw && cb.Dy() == th {
+		return asNRGBA(crop), nil
+	}
+	return imaging.Resize(crop, tw, th, imaging.Lanczos), nil
+}
