@@ -39,13 +39,13 @@ type modelSpec struct {
 }
 
 var modelSpecs = map[string]modelSpec{
-	ModelPoseFull:  {Name: ModelPoseFull, Inputs: []string{"input_1"}, Outputs: []string{"Identity", "Identity_1", "Identity_2"}},
-	ModelPoseLite:  {Name: ModelPoseLite, Inputs: []string{"input_1"}, Outputs: []string{"Identity", "Identity_1", "Identity_2"}},
-	ModelSelfie:    {Name: ModelSelfie, Inputs: []string{"input_1:0"}, Outputs: []string{"activation_10"}},
-	ModelParse:     {Name: ModelParse, Inputs: []string{"x.1"}, Outputs: []string{"1273"}},
-	ModelYuNet:     {Name: ModelYuNet, Inputs: []string{"input"}, Outputs: yunetOutputs},
-	ModelUltraFace: {Name: ModelUltraFace, Inputs: []string{"input"}, Outputs: []string{"scores", "boxes"}},
-	string(SRFast): {Name: string(SRFast), Inputs: []string{"data"}, Outputs: []string{"output"}, Batchable: true},
+	ModelPoseFull:     {Name: ModelPoseFull, Inputs: []string{"input_1"}, Outputs: []string{"Identity", "Identity_1", "Identity_2"}},
+	ModelPoseLite:     {Name: ModelPoseLite, Inputs: []string{"input_1"}, Outputs: []string{"Identity", "Identity_1", "Identity_2"}},
+	ModelSelfie:       {Name: ModelSelfie, Inputs: []string{"input_1:0"}, Outputs: []string{"activation_10"}},
+	ModelParse:        {Name: ModelParse, Inputs: []string{"x.1"}, Outputs: []string{"1273"}},
+	ModelYuNet:        {Name: ModelYuNet, Inputs: []string{"input"}, Outputs: yunetOutputs},
+	ModelUltraFace:    {Name: ModelUltraFace, Inputs: []string{"input"}, Outputs: []string{"scores", "boxes"}},
+	string(SRFast):    {Name: string(SRFast), Inputs: []string{"data"}, Outputs: []string{"output"}, Batchable: true},
 	string(SRQuality): {Name: string(SRQuality), Inputs: []string{"data"}, Outputs: []string{"output"}, Batchable: true},
 	ModelDepth:        {Name: ModelDepth, Inputs: []string{"input"}, Outputs: []string{"output"}, Optional: true},
 }
