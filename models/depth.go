@@ -13,10 +13,14 @@ const ModelDepth = "tcmonodepth_small"
 
 const depthW, depthH = 320, 192
 
+// prepareDepth packs RGB 0..255, NOT (x/255-0.5)/0.5 as MODELS.md says:
+// the graph starts with its own Div by 255 (the normalisation is folded
+// into the first convolution). With the documented normalisation the
+// output is a plain top-to-bottom ramp with no objects in it (checked on
+// astronaut.png and fashn_model.webp); with 0..255 the person stands out.
 func prepareDepth(img image.Image) inference.Tensor {
 	t := inference.Tensor{Shape: []int64{1, 3, depthH, depthW}, Data: make([]float32, 3*depthW*depthH)}
-	s := float32(2.0 / 255) // (x/255 - 0.5) / 0.5
-	packNCHW(t.Data, resizeLinear(img, depthW, depthH), [3]int{0, 1, 2}, [3]float32{s, s, s}, [3]float32{-1, -1, -1})
+	packNCHW(t.Data, resizeLinear(img, depthW, depthH), [3]int{0, 1, 2}, [3]float32{1, 1, 1}, [3]float32{})
 	return t
 }
 
