@@ -1,0 +1,575 @@
+package garment
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"math"
+
+	"fashiond/models"
+)
+
+// shape gives row/column queries on a binary mask.
+type shape struct {
+	m    *image.Gray
+	w, h int
+	bb   image.Rectangle
+	cx   float64     // centroid x
+	raw  *image.Gray // the mask before closing, when known
+}
+
+func newShape(m *image.Gray, bb image.Rectangle) *shape {
+	s := &shape{m: m, w: m.Rect.Dx(), h: m.Rect.Dy(), bb: bb}
+	var sx, n float64
+	for y := bb.Min.Y; y < bb.Max.Y; y++ {
+		for x := bb.Min.X; x < bb.Max.X; x++ {
+			if s.on(x, y) {
+				sx += float64(x)
+				n++
+			}
+		}
+	}
+	s.cx = float64(bb.Min.X+bb.Max.X) / 2
+	if n > 0 {
+		s.cx = sx / n
+	}
+	return s
+}
+
+func (s *shape) on(x, y int) bool {
+	return x >= 0 && y >= 0 && x < s.w && y < s.h && s.m.Pix[y*s.m.Stride+x] >= 128
+}
+
+// run returns the on-run of row y containing x (inclusive bounds).
+func (s *shape) run(y, x int) (l, r int, ok bool) {
+	if !s.on(x, y) {
+		return 0, 0, false
+	}
+	l, r = x, x
+	for s.on(l-1, y) {
+		l--
+	}
+	for s.on(r+1, y) {
+		r++
+	}
+	return l, r, true
+}
+
+// top returns the first on pixel from the top in column x (-1 if none).
+func (s *shape) top(x int) int {
+	for y := s.bb.Min.Y; y < s.bb.Max.Y; y++ {
+		if s.on(x, y) {
+			return y
+		}
+	}
+	return -1
+}
+
+func pt(x, y float64) models.Point { return models.Point{X: x, Y: y} }
+
+// classifyAndLandmark decides the kind of a flat-lay garment from its shape
+// and finds its landmarks.
+func classifyAndLandmark(g *Garment, raw *image.Gray, lab []Lab, w int) {
+	s := newShape(g.Mask, g.BBox)
+	s.raw = raw
+	if crotch, ok := s.legSplit(); ok {
+		g.Kind = KindBottom
+		g.Trousers = true
+		g.Landmarks = s.trouserLandmarks(crotch)
+		return
+	}
+	lm, sleeves, neck := s.topLandmarks(lab, w)
+	g.Landmarks = lm
+	g.Sleeves = sleeves
+	bodyW := lm["right_hem"].X - lm["left_hem"].X
+	length := lm["hem_center"].Y - math.Min(lm["left_shoulder"].Y, lm["right_shoulder"].Y)
+	topW := s.widthAt(g.BBox.Min.Y + max(2, g.BBox.Dy()/50))
+	switch {
+	case !sleeves && !neck && topW < 0.9*bodyW:
+		// Flat top edge narrower than the hem, no sleeves: a skirt.
+		g.Kind = KindBottom
+		g.Landmarks = s.skirtLandmarks()
+	case length > 1.9*bodyW || (!sleeves && length > 1.6*bodyW):
+		g.Kind = KindFull
+	default:
+		g.Kind = KindTop
+	}
+}
+
+// widthAt is the total on width of row y.
+func (s *shape) widthAt(y int) float64 {
+	n := 0
+	for x := s.bb.Min.X; x < s.bb.Max.X; x++ {
+		if s.on(x, y) {
+			n++
+		}
+	}
+	return float64(n)
+}
+
+// legSplit looks for two legs: the centre column is off from the bottom up
+// to a crotch over at least a quarter of the height, with garment on both
+// sides of the gap.
+func (s *shape) legSplit() (models.Point, bool) {
+	bb := s.bb
+	cx := int(math.Round(s.cx))
+	best := models.Point{}
+	bestY := bb.Max.Y
+	dx := max(2, bb.Dx()/25)
+	for x := cx - dx; x <= cx+dx; x++ {
+		y := bb.Max.Y - 1
+		for y >= bb.Min.Y && !s.on(x, y) {
+			y--
+		}
+		if y+1 < bestY {
+			bestY = y + 1
+			best = pt(float64(x), float64(y+1))
+		}
+	}
+	if float64(bb.Max.Y-bestY) < 0.25*float64(bb.Dy()) {
+		return best, false
+	}
+	// The closing fills the narrow tip of the gap: climb it in the mask
+	// before closing.
+	if s.raw != nil {
+		r := &shape{m: s.raw, w: s.w, h: s.h, bb: s.bb}
+		x0 := int(best.X)
+		for x := x0 - dx; x <= x0+dx; x++ {
+			y := int(best.Y)
+			for y > bb.Min.Y && !r.on(x, y-1) {
+				y--
+			}
+			if y < int(best.Y) && !r.on(x, int(best.Y)) {
+				if float64(y) < best.Y {
+					best = pt(float64(x), float64(y))
+				}
+			}
+		}
+	}
+	// Both sides of the gap must hold garment near the bottom.
+	yb := bb.Max.Y - bb.Dy()/10
+	left, right := false, false
+	for x := bb.Min.X; x < bb.Max.X; x++ {
+		if s.on(x, yb) {
+			if float64(x) < best.X {
+				left = true
+			} else {
+				right = true
+			}
+		}
+	}
+	return best, left && right
+}
+
+func (s *shape) trouserLandmarks(crotch models.Point) map[string]models.Point {
+	bb := s.bb
+	lm := map[string]models.Point{"crotch": crotch}
+	// Waist: the top-left-most and top-right-most pixels of a top band.
+	band := max(3, bb.Dy()/30)
+	var wl, wr models.Point
+	bl, br := math.Inf(1), math.Inf(-1)
+	for y := bb.Min.Y; y < bb.Min.Y+band; y++ {
+		for x := bb.Min.X; x < bb.Max.X; x++ {
+			if !s.on(x, y) {
+				continue
+			}
+			if v := float64(x + y); v < bl {
+				bl, wl = v, pt(float64(x), float64(y))
+			}
+			if v := float64(x - y); v > br {
+				br, wr = v, pt(float64(x), float64(y))
+			}
+		}
+	}
+	lm["left_waist"], lm["right_waist"] = wl, wr
+	lm["waist_center"] = pt((wl.X+wr.X)/2, float64(bb.Min.Y))
+	// Leg openings: the bottom rows of each side of the crotch.
+	for _, side := range []string{"left", "right"} {
+		yb := -1
+		for yy := bb.Max.Y - 1; yy > int(crotch.Y) && yb < 0; yy-- {
+			for x := bb.Min.X; x < bb.Max.X; x++ {
+				if s.on(x, yy) && (float64(x) < crotch.X) == (side == "left") {
+					yb = yy
+					break
+				}
+			}
+		}
+		if yb < 0 {
+			continue
+		}
+		var sx, n float64
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for yy := yb - 2; yy <= yb; yy++ {
+			for x := bb.Min.X; x < bb.Max.X; x++ {
+				if s.on(x, yy) && (float64(x) < crotch.X) == (side == "left") {
+					lo, hi = math.Min(lo, float64(x)), math.Max(hi, float64(x))
+					sx += float64(x)
+					n++
+				}
+			}
+		}
+		lm[side+"_hem_center"] = pt((lo+hi)/2, float64(yb))
+		lm[side+"_hem_outer"] = pt(map[bool]float64{true: lo, false: hi}[side == "left"], float64(yb))
+		lm[side+"_hem_inner"] = pt(map[bool]float64{true: hi, false: lo}[side == "left"], float64(yb))
+	}
+	return lm
+}
+
+func (s *shape) skirtLandmarks() map[string]models.Point {
+	bb := s.bb
+	lm := map[string]models.Point{}
+	yt := bb.Min.Y + 1
+	l, r, ok := s.run(yt, int(s.cx))
+	if !ok {
+		l, r = bb.Min.X, bb.Max.X-1
+	}
+	lm["left_waist"] = pt(float64(l), float64(bb.Min.Y))
+	lm["right_waist"] = pt(float64(r), float64(bb.Min.Y))
+	lm["waist_center"] = pt(float64(l+r)/2, float64(bb.Min.Y))
+	yb := bb.Max.Y - 2
+	l, r, ok = s.run(yb, int(s.cx))
+	if !ok {
+		l, r = bb.Min.X, bb.Max.X-1
+	}
+	lm["left_hem"] = pt(float64(l), float64(yb))
+	lm["right_hem"] = pt(float64(r), float64(yb))
+	lm["hem_center"] = pt(float64(l+r)/2, float64(bb.Max.Y-1))
+	return lm
+}
+
+// topLandmarks finds a top's landmarks from its silhouette. It returns the
+// landmarks, whether sleeves reach out from the body and whether the top
+// edge has a neckline dip.
+func (s *shape) topLandmarks(lab []Lab, w int) (map[string]models.Point, bool, bool) {
+	bb := s.bb
+	cx := int(math.Round(s.cx))
+	lm := map[string]models.Point{}
+	// Hem corners: the bottom-left-most and bottom-right-most pixels of the
+	// body (the rows' runs containing the centre) in the bottom band.
+	bottom := bb.Max.Y - 1
+	for bottom > bb.Min.Y && !s.on(cx, bottom) {
+		bottom--
+	}
+	band := max(3, bb.Dy()/12)
+	var hlP, hrP models.Point
+	bestL, bestR := math.Inf(-1), math.Inf(-1)
+	for y := bottom - band; y <= bottom; y++ {
+		l, r, ok := s.run(y, cx)
+		if !ok {
+			continue
+		}
+		if v := float64(y - l); v > bestL {
+			bestL, hlP = v, pt(float64(l), float64(y))
+		}
+		if v := float64(y + r); v > bestR {
+			bestR, hrP = v, pt(float64(r), float64(y))
+		}
+	}
+	lm["left_hem"], lm["right_hem"] = hlP, hrP
+	lm["hem_center"] = pt(float64(cx), float64(bottom))
+	bodyW := hrP.X - hlP.X
+
+	// Underarms: the deepest concavity of the body outline (the runs
+	// containing the centre) below its outermost point, measured from the
+	// line joining that point to the hem corner.
+	under := func(left bool) (models.Point, bool) {
+		type bp struct{ x, y float64 }
+		var curve []bp
+		for y := bb.Min.Y; y <= int(hlP.Y); y++ {
+			l, r, ok := s.run(y, cx)
+			if !ok {
+				continue
+			}
+			if left {
+				curve = append(curve, bp{float64(l), float64(y)})
+			} else {
+				curve = append(curve, bp{float64(r), float64(y)})
+			}
+		}
+		if len(curve) < 3 {
+			return models.Point{}, false
+		}
+		ext := 0
+		for i, c := range curve {
+			if (left && c.x < curve[ext].x) || (!left && c.x > curve[ext].x) {
+				ext = i
+			}
+		}
+		e := curve[ext]
+		hc := hlP
+		if !left {
+			hc = hrP
+		}
+		dx, dy := hc.X-e.x, hc.Y-e.y
+		n := math.Hypot(dx, dy)
+		if n == 0 {
+			return models.Point{}, false
+		}
+		best, bestD := -1, 0.0
+		for i := ext + 1; i < len(curve); i++ {
+			c := curve[i]
+			d := ((c.x-e.x)*dy - (c.y-e.y)*dx) / n
+			if !left {
+				d = -d
+			}
+			if d < 0 {
+				d = -d
+			}
+			if d > bestD {
+				best, bestD = i, d
+			}
+		}
+		// A sleeve sticks out when the outline dips in clearly.
+		if best < 0 || bestD < 0.06*bodyW {
+			return models.Point{}, false
+		}
+		return pt(curve[best].x, curve[best].y), true
+	}
+	ul, okl := under(true)
+	ur, okr := under(false)
+	sleeves := okl && okr
+	if !okl {
+		ul = pt(hlP.X, float64(bb.Min.Y)+0.35*float64(bb.Dy()))
+	}
+	if !okr {
+		ur = pt(hrP.X, float64(bb.Min.Y)+0.35*float64(bb.Dy()))
+	}
+	lm["left_underarm"], lm["right_underarm"] = ul, ur
+	// Shoulders: on the top edge slightly inside the body sides.
+	inset := 0.055 * bodyW
+	for _, sd := range []struct {
+		name string
+		x    float64
+	}{{"left_shoulder", ul.X + inset}, {"right_shoulder", ur.X - inset}} {
+		x := int(math.Round(sd.x))
+		lm[sd.name] = pt(float64(x), float64(s.top(x)))
+	}
+	// Neck points: the highest top-edge points either side of the centre.
+	neck := func(x0, x1 int) models.Point {
+		best := pt(float64(cx), float64(bb.Max.Y))
+		for x := x0; x <= x1; x++ {
+			if t := s.top(x); t >= 0 && float64(t) < best.Y {
+				best = pt(float64(x), float64(t))
+			}
+		}
+		return best
+	}
+	span := int(0.3 * bodyW)
+	in := max(2, int(0.04*bodyW))
+	ln := neck(cx-span, cx-in)
+	rn := neck(cx+in, cx+span)
+	lm["left_neck"], lm["right_neck"] = ln, rn
+	neckHalf := math.Max((rn.X-ln.X)/2, 4)
+	var tops []float64
+	for x := cx - 3; x <= cx+3; x++ {
+		if t := s.top(x); t >= 0 {
+			tops = append(tops, float64(t))
+		}
+	}
+	topC := median(tops)
+	neckTop := math.Min(ln.Y, rn.Y)
+	dip := topC - neckTop
+	hasNeck := dip > 0.08*neckHalf
+	if dip > 0.35*neckHalf {
+		lm["collar_center"] = pt(float64(cx), topC)
+	} else {
+		lm["collar_center"] = pt(float64(cx), s.neckline(lab, w, cx, topC, neckHalf))
+		hasNeck = true
+	}
+	// Sleeve ends.
+	if sleeves {
+		lm["left_sleeve_end"] = s.sleeveEnd(lm["left_shoulder"], ul, true)
+		lm["right_sleeve_end"] = s.sleeveEnd(lm["right_shoulder"], ur, false)
+	} else {
+		lm["left_sleeve_end"] = lm["left_shoulder"]
+		lm["right_sleeve_end"] = lm["right_shoulder"]
+	}
+	return lm, sleeves, hasNeck
+}
+
+// neckline finds the front neckline under a visible inner back neck: the
+// strongest vertical change of lightness in strips beside the centre line
+// (avoiding a label on it), searched between 0.45 and 1.1 neck half-widths
+// below the top; the prior 0.75 is used when no edge stands out.
+func (s *shape) neckline(lab []Lab, w, cx int, topC, neckHalf float64) float64 {
+	y0 := int(topC + 0.3*neckHalf)
+	y1 := int(topC + 1.25*neckHalf)
+	prior := topC + 0.75*neckHalf
+	if y1-y0 < 6 {
+		return prior
+	}
+	off0, off1 := max(3, int(0.15*neckHalf)), max(6, int(0.4*neckHalf))
+	prof := make([]float64, y1-y0+1)
+	for y := y0; y <= y1; y++ {
+		var sum, n float64
+		for _, sgn := range []int{-1, 1} {
+			for o := off0; o <= off1; o++ {
+				x := cx + sgn*o
+				if s.on(x, y) {
+					sum += lab[y*w+x].L
+					n++
+				}
+			}
+		}
+		if n > 0 {
+			prof[y-y0] = sum / n
+		}
+	}
+	best, bestV := prior, 0.0
+	lo, hi := topC+0.45*neckHalf, topC+1.1*neckHalf
+	for i := 2; i < len(prof)-2; i++ {
+		y := float64(y0 + i)
+		if y < lo || y > hi {
+			continue
+		}
+		d := math.Abs(prof[i+2] + prof[i+1] - prof[i-1] - prof[i-2])
+		// Prefer edges near the prior.
+		d *= 1 - 0.5*math.Abs(y-prior)/neckHalf
+		if d > bestV {
+			best, bestV = y, d
+		}
+	}
+	if bestV < 6 {
+		return prior
+	}
+	return best
+}
+
+// sleeveEnd finds the midpoint of a sleeve's opening: sleeve pixels lie
+// outside the shoulder-underarm line; the cuff is the band farthest along
+// the sleeve's axis and its corners are the extremes across the axis.
+func (s *shape) sleeveEnd(sh, ua models.Point, left bool) models.Point {
+	// Outward normal of the line sh->ua.
+	dx, dy := ua.X-sh.X, ua.Y-sh.Y
+	nx, ny := dy, -dx
+	if (left && nx > 0) || (!left && nx < 0) {
+		nx, ny = -nx, -ny
+	}
+	nl := math.Hypot(nx, ny)
+	if nl == 0 {
+		return sh
+	}
+	nx, ny = nx/nl, ny/nl
+	var px, py []float64
+	var sx, sy float64
+	for y := s.bb.Min.Y; y < s.bb.Max.Y; y++ {
+		for x := s.bb.Min.X; x < s.bb.Max.X; x++ {
+			if !s.on(x, y) {
+				continue
+			}
+			if (float64(x)-sh.X)*nx+(float64(y)-sh.Y)*ny > 2 {
+				px = append(px, float64(x))
+				py = append(py, float64(y))
+				sx += float64(x)
+				sy += float64(y)
+			}
+		}
+	}
+	if len(px) < 20 {
+		return sh
+	}
+	// The outer cuff corner is the sleeve pixel farthest out from the
+	// shoulder-underarm line;
+	// the inner corner the one farthest from the shoulder among those well
+	// away from the outer corner.
+	far := func(from models.Point, away models.Point, minD float64) (models.Point, bool) {
+		best, bd := models.Point{}, -1.0
+		for i := range px {
+			if math.Hypot(px[i]-away.X, py[i]-away.Y) < minD {
+				continue
+			}
+			if d := math.Hypot(px[i]-from.X, py[i]-from.Y); d > bd {
+				best, bd = pt(px[i], py[i]), d
+			}
+		}
+		return best, bd >= 0
+	}
+	outer, bp := models.Point{}, math.Inf(-1)
+	for i := range px {
+		if v := (px[i]-sh.X)*nx + (py[i]-sh.Y)*ny; v > bp {
+			outer, bp = pt(px[i], py[i]), v
+		}
+	}
+	inner, ok := far(sh, outer, 0.4*math.Hypot(sh.X-ua.X, sh.Y-ua.Y))
+	if !ok {
+		return outer
+	}
+	_ = sx
+	_ = sy
+	return pt((outer.X+inner.X)/2, (outer.Y+inner.Y)/2)
+}
+
+// wornLandmarks places a worn top's landmarks from the wearer's pose and the
+// clothes mask: shoulders at the mask's top above the shoulder joints, the
+// sleeve ends where the mask stops along each arm, the hem at the mask's
+// bottom.
+func wornLandmarks(ctx context.Context, p models.Perception, img *image.RGBA, g *Garment) error {
+	pose, err := p.Pose(ctx, img)
+	if err != nil {
+		return fmt.Errorf("garment: pose: %w", err)
+	}
+	kp := pose.Keypoints
+	s := newShape(g.Mask, g.BBox)
+	a, b := kp[models.KpRightShoulder], kp[models.KpLeftShoulder]
+	if a.X > b.X {
+		a, b = b, a
+	}
+	ea, eb := kp[models.KpRightElbow], kp[models.KpLeftElbow]
+	wa, wb := kp[models.KpRightWrist], kp[models.KpLeftWrist]
+	if kp[models.KpRightShoulder].X > kp[models.KpLeftShoulder].X {
+		ea, eb, wa, wb = eb, ea, wb, wa
+	}
+	lm := map[string]models.Point{}
+	up := func(k models.Keypoint) models.Point {
+		x, y := int(k.X), int(k.Y)
+		for y > 0 && s.on(x, y-1) {
+			y--
+		}
+		return pt(float64(x), float64(y))
+	}
+	lm["left_shoulder"], lm["right_shoulder"] = up(a), up(b)
+	along := func(sh, el, wr models.Keypoint) models.Point {
+		last := pt(sh.X, sh.Y)
+		for _, seg := range [][2]models.Keypoint{{sh, el}, {el, wr}} {
+			n := int(math.Hypot(seg[1].X-seg[0].X, seg[1].Y-seg[0].Y))
+			for i := 0; i <= n; i++ {
+				t := float64(i) / float64(max(n, 1))
+				x := seg[0].X + t*(seg[1].X-seg[0].X)
+				y := seg[0].Y + t*(seg[1].Y-seg[0].Y)
+				if !s.on(int(x), int(y)) {
+					return last
+				}
+				last = pt(x, y)
+			}
+		}
+		return last
+	}
+	lm["left_sleeve_end"] = along(a, ea, wa)
+	lm["right_sleeve_end"] = along(b, eb, wb)
+	sw := b.X - a.X
+	cx := (a.X + b.X) / 2
+	lm["left_underarm"] = pt(a.X+0.1*sw, a.Y+0.45*math.Abs(sw))
+	lm["right_underarm"] = pt(b.X-0.1*sw, b.Y+0.45*math.Abs(sw))
+	bottom := g.BBox.Max.Y - 1
+	for y := g.BBox.Max.Y - 1; y > g.BBox.Min.Y; y-- {
+		if s.on(int(cx), y) {
+			bottom = y
+			break
+		}
+	}
+	hl, hr, ok := s.run(bottom-2, int(cx))
+	if !ok {
+		hl, hr = int(a.X), int(b.X)
+	}
+	lm["left_hem"] = pt(float64(hl), float64(bottom))
+	lm["right_hem"] = pt(float64(hr), float64(bottom))
+	lm["hem_center"] = pt(cx, float64(bottom))
+	top := s.top(int(cx))
+	lm["collar_center"] = pt(cx, float64(top))
+	lm["left_neck"] = pt(cx-0.18*sw, math.Min(lm["left_shoulder"].Y, float64(top)))
+	lm["right_neck"] = pt(cx+0.18*sw, math.Min(lm["right_shoulder"].Y, float64(top)))
+	g.Landmarks = lm
+	g.Kind = KindTop
+	g.Sleeves = true
+	return nil
+}
