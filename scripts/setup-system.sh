@@ -4,7 +4,7 @@
 set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in libopencv-dev opencv-data ffmpeg redis-server pkg-config; do
+for p in libopencv-dev opencv-data ffmpeg redis-server pkg-config python3-onnx python3-numpy; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
