@@ -43,6 +43,7 @@ type Runtime struct {
 var (
 	envMu   sync.Mutex
 	envRefs int
+	envLib  string // the library the live environment was created from
 )
 
 // Open loads the library and initialises the environment.
@@ -74,6 +75,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Runtime, error) {
 		}); err != nil {
 			return nil, fmt.Errorf("inference: initialise ONNX Runtime from %s: %w", cfg.LibPath, err)
 		}
+		envLib = cfg.LibPath
+	} else if envLib != cfg.LibPath {
+		return nil, fmt.Errorf("inference: ONNX Runtime is already loaded from %s in this process; cannot also load %s", envLib, cfg.LibPath)
 	}
 	envRefs++
 	return &Runtime{cfg: cfg, log: log}, nil

@@ -44,8 +44,17 @@ type Session struct {
 
 // NewSession loads a graph on the chosen execution provider.
 func (r *Runtime) NewSession(ctx context.Context, spec SessionSpec) (*Session, error) {
+	if r == nil {
+		return nil, errors.New("inference: NewSession on a nil runtime")
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("inference: load model %s: runtime closed", spec.Name)
 	}
 	var (
 		sess   *ort.DynamicAdvancedSession
@@ -63,7 +72,9 @@ func (r *Runtime) NewSession(ctx context.Context, spec SessionSpec) (*Session, e
 		if err := opts.SetInterOpNumThreads(1); err != nil {
 			return err
 		}
-		device = r.chooseDevice(spec, opts)
+		if device, err = r.chooseDevice(spec, opts); err != nil {
+			return err
+		}
 		sess, err = ort.NewDynamicAdvancedSession(spec.Path, spec.Inputs, spec.Outputs, opts)
 		return err
 	})
