@@ -52,7 +52,7 @@ func (s *Suite) Depth(ctx context.Context, img image.Image) (*Depth, error) {
 		return nil, fmt.Errorf("depth: %w", err)
 	}
 	if !s.Has(ModelDepth) {
-		return nil, fmt.Errorf("depth: optional model %s is not installed in %s (install it with `fashiond models install %s`)", ModelDepth, s.dir, ModelDepth)
+		return nil, fmt.Errorf("depth: optional model %s is not installed in %s (it is optional; copy it from the model mirror with `make setup-models`)", ModelDepth, s.repo.Dir())
 	}
 	m, err := s.model(ctx, ModelDepth)
 	if err != nil {

@@ -105,8 +105,8 @@ type floatMap struct {
 
 // sampleRegion resamples the region [x0,x1) x [y0,y1) of src (in src pixel
 // units, edges of pixels) to a dw x dh map with bilinear interpolation
-// (half-pixel centres, edge clamped). When the region is shrunk by more than
-// 2x, it first box-averages so that thin structures are not aliased.
+// (half-pixel centres, clamped to the region's edge pixels so nothing
+// outside the region, such as padding, bleeds in).
 func sampleRegion(src floatMap, x0, y0, x1, y1 float64, dw, dh int) floatMap {
 	out := floatMap{W: dw, H: dh, Data: make([]float32, dw*dh)}
 	if dw <= 0 || dh <= 0 || src.W == 0 || src.H == 0 {
@@ -114,6 +114,8 @@ func sampleRegion(src floatMap, x0, y0, x1, y1 float64, dw, dh int) floatMap {
 	}
 	sx := (x1 - x0) / float64(dw)
 	sy := (y1 - y0) / float64(dh)
+	xlo, xhi := clampInt(int(math.Floor(x0)), 0, src.W-1), clampInt(int(math.Ceil(x1))-1, 0, src.W-1)
+	ylo, yhi := clampInt(int(math.Floor(y0)), 0, src.H-1), clampInt(int(math.Ceil(y1))-1, 0, src.H-1)
 	// Precompute the horizontal taps.
 	xi0 := make([]int, dw)
 	xi1 := make([]int, dw)
@@ -122,16 +124,16 @@ func sampleRegion(src floatMap, x0, y0, x1, y1 float64, dw, dh int) floatMap {
 		fx := x0 + (float64(x)+0.5)*sx - 0.5
 		i := int(math.Floor(fx))
 		f := fx - float64(i)
-		xi0[x] = clampInt(i, 0, src.W-1)
-		xi1[x] = clampInt(i+1, 0, src.W-1)
+		xi0[x] = clampInt(i, xlo, xhi)
+		xi1[x] = clampInt(i+1, xlo, xhi)
 		xf[x] = float32(f)
 	}
 	for y := 0; y < dh; y++ {
 		fy := y0 + (float64(y)+0.5)*sy - 0.5
 		j := int(math.Floor(fy))
 		g := float32(fy - float64(j))
-		r0 := src.Data[clampInt(j, 0, src.H-1)*src.W:]
-		r1 := src.Data[clampInt(j+1, 0, src.H-1)*src.W:]
+		r0 := src.Data[clampInt(j, ylo, yhi)*src.W:]
+		r1 := src.Data[clampInt(j+1, ylo, yhi)*src.W:]
 		o := out.Data[y*dw : (y+1)*dw]
 		for x := range o {
 			a, b := xi0[x], xi1[x]

@@ -17,7 +17,6 @@ const (
 	srTile    = 128
 	srOverlap = 16
 	srScale   = 4
-	srBatch   = 4 // tiles per call when the graph takes batches
 )
 
 // tilePositions returns the tile origins along an axis of length n (n >= t):
@@ -183,8 +182,8 @@ func (s *Suite) runSRTiles(ctx context.Context, mod *loaded, jobs []*srTileJob, 
 		return nil
 	}
 	bs := 1
-	if modelSpecs[mod.name].Batchable && !mod.batched {
-		bs = srBatch
+	if !mod.batched {
+		bs = mod.maxBatch
 	}
 	var groups [][]*srTileJob
 	for i := 0; i < len(jobs); i += bs {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"fashiond/inference"
@@ -22,32 +20,31 @@ type SuiteOptions struct {
 	UpscalePolicy string
 	// PoseModel selects the graph behind Pose: "full" (default) or "lite".
 	PoseModel string
-	// Device overrides the runtime's device for every session ("", "cpu", "cuda").
-	Device string
+	// PoolSize is the number of sessions per model that is not batched
+	// (0: the repository default, 2).
+	PoolSize int
 	// Log receives load and fallback messages; nil means slog.Default().
 	Log *slog.Logger
 }
 
-// modelSpec is the tensor contract of one graph (MODELS.md).
+// modelSpec is what an adapter relies on: the leading output tensors it
+// decodes, in order (checked against the model's manifest at load).
 type modelSpec struct {
 	Name     string
-	Inputs   []string
 	Outputs  []string
 	Optional bool // not required for a working install (depth)
-	// Batchable: the graph file accepts a batch dimension > 1 as shipped.
-	Batchable bool
 }
 
 var modelSpecs = map[string]modelSpec{
-	ModelPoseFull:     {Name: ModelPoseFull, Inputs: []string{"input_1"}, Outputs: []string{"Identity", "Identity_1", "Identity_2"}},
-	ModelPoseLite:     {Name: ModelPoseLite, Inputs: []string{"input_1"}, Outputs: []string{"Identity", "Identity_1", "Identity_2"}},
-	ModelSelfie:       {Name: ModelSelfie, Inputs: []string{"input_1:0"}, Outputs: []string{"activation_10"}},
-	ModelParse:        {Name: ModelParse, Inputs: []string{"x.1"}, Outputs: []string{"1273"}},
-	ModelYuNet:        {Name: ModelYuNet, Inputs: []string{"input"}, Outputs: yunetOutputs},
-	ModelUltraFace:    {Name: ModelUltraFace, Inputs: []string{"input"}, Outputs: []string{"scores", "boxes"}},
-	string(SRFast):    {Name: string(SRFast), Inputs: []string{"data"}, Outputs: []string{"output"}, Batchable: true},
-	string(SRQuality): {Name: string(SRQuality), Inputs: []string{"data"}, Outputs: []string{"output"}, Batchable: true},
-	ModelDepth:        {Name: ModelDepth, Inputs: []string{"input"}, Outputs: []string{"output"}, Optional: true},
+	ModelPoseFull:     {Name: ModelPoseFull, Outputs: []string{"Identity", "Identity_1", "Identity_2"}},
+	ModelPoseLite:     {Name: ModelPoseLite, Outputs: []string{"Identity", "Identity_1", "Identity_2"}},
+	ModelSelfie:       {Name: ModelSelfie, Outputs: []string{"activation_10"}},
+	ModelParse:        {Name: ModelParse, Outputs: []string{"1273"}},
+	ModelYuNet:        {Name: ModelYuNet, Outputs: yunetOutputs},
+	ModelUltraFace:    {Name: ModelUltraFace, Outputs: []string{"scores", "boxes"}},
+	string(SRFast):    {Name: string(SRFast), Outputs: []string{"output"}},
+	string(SRQuality): {Name: string(SRQuality), Outputs: []string{"output"}},
+	ModelDepth:        {Name: ModelDepth, Outputs: []string{"output"}, Optional: true},
 }
 
 // ModelNames lists every graph the suite can load.
@@ -58,24 +55,17 @@ func ModelNames() []string {
 // loaded is one loaded graph and what runs it.
 type loaded struct {
 	name   string
-	sess   *inference.Session
-	run    inference.Runner
+	runner *ModelRunner
 	device string
-	// batched: run is a dynamic batcher that merges concurrent calls.
+	// batched: the runner is a dynamic batcher that merges concurrent calls
+	// (of any first dimension up to the manifest's max_batch).
 	batched bool
-	closer  []func() error
+	// maxBatch is the largest first dimension one call may carry.
+	maxBatch int
 }
 
 func (l *loaded) Run(ctx context.Context, in []inference.Tensor) ([]inference.Tensor, error) {
-	return l.run.Run(ctx, in)
-}
-
-func (l *loaded) close() error {
-	var errs []error
-	for i := len(l.closer) - 1; i >= 0; i-- {
-		errs = append(errs, l.closer[i]())
-	}
-	return errors.Join(errs...)
+	return l.runner.Run(ctx, in)
 }
 
 type slot struct {
@@ -84,12 +74,13 @@ type slot struct {
 	err  error
 }
 
-// Suite implements Perception with the models of one model directory.
-// Graphs are loaded on first use (Preload loads them up front). Safe for
-// concurrent use.
+// Suite implements Perception with the models of one model repository.
+// Graphs are loaded on first use (Preload loads them up front), each as a
+// dynamic batcher (SuiteOptions.Batching and a batch-capable graph) or a
+// session pool. Safe for concurrent use.
 type Suite struct {
 	rt   *inference.Runtime
-	dir  string
+	repo *Repository
 	opts SuiteOptions
 	log  *slog.Logger
 
@@ -98,8 +89,9 @@ type Suite struct {
 	closed bool
 }
 
-// NewSuite checks the model directory and returns a Suite. The required
-// models (everything but depth) must be present; graphs load lazily.
+// NewSuite opens the model repository in modelsDir and returns a Suite. The
+// required models (everything but depth) must be present; their hashes are
+// verified when each graph is first loaded.
 func NewSuite(ctx context.Context, rt *inference.Runtime, modelsDir string, opts SuiteOptions) (*Suite, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -112,8 +104,8 @@ func NewSuite(ctx context.Context, rt *inference.Runtime, modelsDir string, opts
 	}
 	switch opts.UpscalePolicy {
 	case "":
-		opts.UpscalePolicy = "auto"
-	case "auto", "sr-fast", "sr-quality", "lanczos":
+		opts.UpscalePolicy = PolicyAuto
+	case PolicyAuto, PolicySRFast, PolicySRQuality, PolicyLanczos:
 	default:
 		return nil, fmt.Errorf("models: unknown upscale policy %q (want auto, sr-fast, sr-quality or lanczos)", opts.UpscalePolicy)
 	}
@@ -122,48 +114,36 @@ func NewSuite(ctx context.Context, rt *inference.Runtime, modelsDir string, opts
 	default:
 		return nil, fmt.Errorf("models: unknown pose model %q (want full or lite)", opts.PoseModel)
 	}
-	s := &Suite{rt: rt, dir: modelsDir, opts: opts, log: opts.Log, slots: map[string]*slot{}}
-	var missing []string
+	repo, err := OpenRepository(modelsDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Suite{rt: rt, repo: repo, opts: opts, log: opts.Log, slots: map[string]*slot{}}
+	var missing []error
 	for _, n := range ModelNames() {
 		if modelSpecs[n].Optional {
 			continue
 		}
-		if _, err := s.modelPath(n); err != nil {
-			missing = append(missing, n)
+		if _, err := repo.Path(n); err != nil {
+			missing = append(missing, err)
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("models: %s missing from %s (run `fashiond models install` or `make setup`)", joinNames(missing), modelsDir)
+		return nil, errors.Join(missing...)
 	}
 	return s, nil
-}
-
-func joinNames(n []string) string {
-	out := ""
-	for i, s := range n {
-		if i > 0 {
-			out += ", "
-		}
-		out += s
-	}
-	return out
 }
 
 // Options returns the effective options.
 func (s *Suite) Options() SuiteOptions { return s.opts }
 
+// Repository is the model repository the suite loads from.
+func (s *Suite) Repository() *Repository { return s.repo }
+
 // Has reports whether the named model's file is installed.
 func (s *Suite) Has(name string) bool {
-	_, err := s.modelPath(name)
+	_, err := s.repo.Path(name)
 	return err == nil
-}
-
-func (s *Suite) modelPath(name string) (string, error) {
-	p := filepath.Join(s.dir, name+".onnx")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("model %s is not installed (%s not found)", name, p)
-	}
-	return p, nil
 }
 
 // model returns the loaded graph, loading it on first use.
@@ -194,16 +174,29 @@ func (s *Suite) load(ctx context.Context, name string) (*loaded, error) {
 	if !ok {
 		return nil, fmt.Errorf("models: unknown model %q", name)
 	}
-	path, err := s.modelPath(name)
-	if err != nil {
-		return nil, fmt.Errorf("models: %w", err)
+	man, ok := s.repo.Manifest(name)
+	if !ok {
+		return nil, fmt.Errorf("models: no manifest for model %q", name)
 	}
-	sess, err := s.rt.NewSession(ctx, inference.SessionSpec{Name: name, Path: path, Inputs: spec.Inputs, Outputs: spec.Outputs, Device: s.opts.Device})
+	outs := man.OutputNames()
+	if len(outs) < len(spec.Outputs) {
+		return nil, fmt.Errorf("models: manifest of %s lists outputs %v, the adapter decodes %v", name, outs, spec.Outputs)
+	}
+	for i, o := range spec.Outputs {
+		if outs[i] != o {
+			return nil, fmt.Errorf("models: manifest of %s lists outputs %v, the adapter decodes %v", name, outs, spec.Outputs)
+		}
+	}
+	r, err := s.repo.NewRunner(ctx, s.rt, name, RunnerOptions{Batching: s.opts.Batching, PoolSize: s.opts.PoolSize})
 	if err != nil {
 		return nil, err
 	}
-	l := &loaded{name: name, sess: sess, run: sess, device: sess.Device(), closer: []func() error{sess.Close}}
-	s.log.Debug("model loaded", "model", name, "device", l.device, "batching", s.opts.Batching)
+	l := &loaded{name: name, runner: r, device: r.Device(), maxBatch: 1}
+	if r.Mode() == "batched" {
+		l.batched = true
+		l.maxBatch = max(1, man.MaxBatch)
+	}
+	s.log.Debug("model loaded", "model", name, "runner", r.String())
 	return l, nil
 }
 
@@ -226,16 +219,27 @@ func (s *Suite) Preload(ctx context.Context, names ...string) error {
 	return nil
 }
 
-// Device reports the execution provider of the named model once loaded
-// ("cpu", "cuda"), or the runtime's configured device before.
-func (s *Suite) Device(name string) string {
+// RunnerInfo describes a loaded model's runner.
+type RunnerInfo struct {
+	Model  string
+	Mode   string // "batched" or "pool"
+	Device string // "cpu" or "cuda"
+	Stats  inference.BatchStats
+}
+
+// Runners describes every loaded model, sorted by name.
+func (s *Suite) Runners() []RunnerInfo {
 	s.mu.Lock()
-	sl := s.slots[name]
-	s.mu.Unlock()
-	if sl != nil && sl.m != nil {
-		return sl.m.device
+	defer s.mu.Unlock()
+	var out []RunnerInfo
+	for _, n := range ModelNames() {
+		sl := s.slots[n]
+		if sl == nil || sl.m == nil {
+			continue
+		}
+		out = append(out, RunnerInfo{Model: n, Mode: sl.m.runner.Mode(), Device: sl.m.device, Stats: sl.m.runner.Stats()})
 	}
-	return s.rt.Config().Device
+	return out
 }
 
 // Close releases every loaded graph. Idempotent and nil-safe.
@@ -256,7 +260,7 @@ func (s *Suite) Close() error {
 	for _, sl := range slots {
 		sl.once.Do(func() { sl.err = errors.New("models: suite is closed") })
 		if sl.m != nil {
-			errs = append(errs, sl.m.close())
+			errs = append(errs, sl.m.runner.Close())
 		}
 	}
 	return errors.Join(errs...)

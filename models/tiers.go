@@ -21,12 +21,7 @@ const (
 func CropToRatio(img image.Image, a, b int) image.Image {
 	r := img.Bounds()
 	w, h := r.Dx(), r.Dy()
-	cw, ch := w, h
-	if w*b > h*a { // too wide
-		cw = max(1, min(w, (h*a+b/2)/b))
-	} else {
-		ch = max(1, min(h, (w*b+a/2)/a))
-	}
+	cw, ch := ratioCrop(w, h, a, b)
 	if cw == w && ch == h {
 		return img
 	}
@@ -35,13 +30,24 @@ func CropToRatio(img image.Image, a, b int) image.Image {
 	return imaging.Crop(img, image.Rect(x0, y0, x0+cw, y0+ch))
 }
 
+// ratioCrop is the size of the largest a:b crop of a w x h image.
+func ratioCrop(w, h, a, b int) (cw, ch int) {
+	cw, ch = w, h
+	if w*b > h*a { // too wide
+		cw = max(1, min(w, (h*a+b/2)/b))
+	} else {
+		ch = max(1, min(h, (w*b+a/2)/a))
+	}
+	return cw, ch
+}
+
 // upscalePlan decides how ToTier reaches the target from a crop of cw x ch.
 // It returns the SR model to run first, or "" for pure Lanczos.
-func (s *Suite) upscalePlan(ctx context.Context, cw, ch, tw, th int) (SRModel, error) {
+func (s *Suite) upscalePlan(ctx context.Context, policy string, cw, ch, tw, th int) (SRModel, error) {
 	if cw >= tw && ch >= th {
 		return "", nil // already large enough: downscale only
 	}
-	switch s.opts.UpscalePolicy {
+	switch policy {
 	case PolicyLanczos:
 		return "", nil
 	case PolicySRFast:
@@ -66,16 +72,24 @@ func (s *Suite) upscalePlan(ctx context.Context, cw, ch, tw, th int) (SRModel, e
 	return "", nil
 }
 
+// SRPlan reports which SR model ToTier would run for a w x h source at the
+// given tier and ratio under the suite's policy ("" = Lanczos only).
+func (s *Suite) SRPlan(ctx context.Context, w, h int, tier, ratio string) (SRModel, error) {
+	tw, th, err := TierSize(tier, ratio)
+	if err != nil {
+		return "", err
+	}
+	a, b, _ := ParseRatio(ratio)
+	cw, ch := ratioCrop(w, h, a, b)
+	return s.upscalePlan(ctx, s.opts.UpscalePolicy, cw, ch, tw, th)
+}
+
 // autoSRMaxPixels is the largest source (pixels) that "auto" on CPU sends
 // through SR-fast.
 const autoSRMaxPixels = 300_000
 
 // srDevice is the execution provider super-resolution runs on.
 func (s *Suite) srDevice(ctx context.Context) string {
-	switch d := s.opts.Device; d {
-	case "cpu", "cuda":
-		return d
-	}
 	if s.rt.Config().Device == "cpu" {
 		return "cpu"
 	}
@@ -92,6 +106,17 @@ func (s *Suite) srDevice(ctx context.Context) string {
 // and finally Lanczos-resized to the exact size. ratio "" means the image's
 // own nearest spec ratio (RatioOf).
 func (s *Suite) ToTier(ctx context.Context, img image.Image, tier, ratio string) (image.Image, error) {
+	return s.ToTierWith(ctx, img, tier, ratio, s.opts.UpscalePolicy)
+}
+
+// ToTierWith is ToTier with an explicit upscale policy ("auto", "sr-fast",
+// "sr-quality" or "lanczos") instead of the suite's.
+func (s *Suite) ToTierWith(ctx context.Context, img image.Image, tier, ratio, policy string) (image.Image, error) {
+	switch policy {
+	case PolicyAuto, PolicySRFast, PolicySRQuality, PolicyLanczos:
+	default:
+		return nil, fmt.Errorf("quality tier: unknown upscale policy %q", policy)
+	}
 	if err := checkImage(img); err != nil {
 		return nil, fmt.Errorf("quality tier: %w", err)
 	}
@@ -106,7 +131,7 @@ func (s *Suite) ToTier(ctx context.Context, img image.Image, tier, ratio string)
 	ra, rb, _ := ParseRatio(ratio)
 	crop := CropToRatio(img, ra, rb)
 	cb := crop.Bounds()
-	m, err := s.upscalePlan(ctx, cb.Dx(), cb.Dy(), tw, th)
+	m, err := s.upscalePlan(ctx, policy, cb.Dx(), cb.Dy(), tw, th)
 	if err != nil {
 		return nil, err
 	}
