@@ -114,6 +114,13 @@ var (
 	fileSuffix = ".onnx"
 )
 
+// plainFile accepts a bare *.onnx file name: no directories, no
+// backslashes, nothing hidden.
+func plainFile(f string) bool {
+	return path.Base(f) == f && !strings.ContainsAny(f, `\`+"\x00") && !strings.HasPrefix(f, ".") &&
+		strings.HasSuffix(f, fileSuffix) && len(f) > len(fileSuffix)
+}
+
 // Validate checks a manifest for the fields every consumer relies on.
 func (m Manifest) Validate() error {
 	if !modelName.MatchString(m.Name) {
@@ -134,7 +141,7 @@ func (m Manifest) Validate() error {
 		}
 		return nil
 	}
-	if path.Base(m.File) != m.File || !strings.HasSuffix(m.File, fileSuffix) {
+	if !plainFile(m.File) {
 		return fmt.Errorf("manifest %s: file %q must be a plain *.onnx name", m.Name, m.File)
 	}
 	if !hexSHA256.MatchString(m.SHA256) {
@@ -152,7 +159,7 @@ func (m Manifest) Validate() error {
 		return fmt.Errorf("manifest %s: batch_file and batch_sha256 go together", m.Name)
 	}
 	if m.BatchFile != "" {
-		if path.Base(m.BatchFile) != m.BatchFile || !strings.HasSuffix(m.BatchFile, fileSuffix) || m.BatchFile == m.File {
+		if !plainFile(m.BatchFile) || m.BatchFile == m.File {
 			return fmt.Errorf("manifest %s: batch_file %q must be a plain *.onnx name other than file", m.Name, m.BatchFile)
 		}
 		if !hexSHA256.MatchString(m.BatchSHA256) {
