@@ -1,0 +1,510 @@
+// Package api is the HTTP surface of fashiond: POST /v1/run, GET
+// /v1/status/{id}, credits, models and the studio, health checks and the
+// CDN mount. It authenticates API keys, validates each model's inputs
+// against the interface spec, applies defaults, computes the credit cost and
+// hands the job to a jobs.Backend. It has no cgo.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"fashiond/fetch"
+	"fashiond/jobs"
+	"fashiond/pipelines"
+)
+
+// Options configures the handler.
+type Options struct {
+	// Backend is the job system (required).
+	Backend jobs.Backend
+	// CDN serves result files; mounted at /cdn/ as is (no prefix
+	// stripping), without authentication. nil: /cdn/ answers 404.
+	CDN http.Handler
+	// MaxBodyBytes bounds a POST /v1/run body (default 100 MiB: two 25 MB
+	// images as base64 fit).
+	MaxBodyBytes int64
+	// FetchPolicy supplies the image byte limit for data URIs (MaxBytes,
+	// default 25 MB) and the allow list for literal-address URLs.
+	FetchPolicy fetch.Policy
+	// Log receives request and panic logs (never API keys). nil: discard.
+	Log *slog.Logger
+	// Version is reported by /healthz.
+	Version string
+}
+
+// Response headers.
+const (
+	HeaderCreditsUsed      = "X-Credits-Used"
+	HeaderFashnCreditsUsed = "X-Fashn-Credits-Used" // read by the fashn SDK's subscribe
+)
+
+type server struct {
+	o   Options
+	log *slog.Logger
+}
+
+type ctxKey struct{}
+
+// New returns the service's HTTP handler.
+func New(o Options) http.Handler {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodySize
+	}
+	if o.FetchPolicy.MaxBytes <= 0 {
+		o.FetchPolicy.MaxBytes = fetch.DefaultMaxBytes
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &server{o: o, log: log}
+	mux := http.NewServeMux()
+	route := func(pattern string, methods string, h http.HandlerFunc) {
+		mux.HandleFunc(pattern, h)
+		// The method-less pattern catches other methods with a JSON 405.
+		path := pattern[strings.IndexByte(pattern, ' ')+1:]
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", methods)
+			writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "", fmt.Sprintf("%s %s is not supported; use %s", r.Method, path, methods))
+		})
+	}
+	route("POST /v1/run", "POST", s.auth(s.run))
+	route("GET /v1/status/{id}", "GET, HEAD", s.auth(s.status))
+	route("GET /v1/credits", "GET, HEAD", s.auth(s.credits))
+	route("GET /v1/models", "GET, HEAD", s.auth(s.models))
+	route("GET /v1/models/saved", "GET, HEAD", s.auth(s.listSaved))
+	route("GET /v1/models/saved/{id}", "GET, HEAD", s.auth(s.getSaved))
+	route("GET /healthz", "GET, HEAD", s.healthz)
+	route("GET /readyz", "GET, HEAD", s.readyz)
+	if o.CDN != nil {
+		mux.Handle("/cdn/", o.CDN)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "", fmt.Sprintf("no endpoint %s %s", r.Method, clip(r.URL.Path, 200)))
+	})
+	return s.recover(mux)
+}
+
+// ---- middleware ----
+
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// recover turns a handler panic into a JSON 500 (when nothing was written
+// yet) and logs it; it also logs each request at debug level.
+func (s *server) recover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w}
+		start := time.Now()
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				if rec.status == 0 {
+					if r.Method == http.MethodPost {
+						// The job may or may not exist: the SDK must not resubmit.
+						w.Header().Set("X-Should-Retry", "false")
+					}
+					writeError(rec, http.StatusInternalServerError, CodeInternal, "", "internal error; it was logged")
+				}
+			}
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration_ms", time.Since(start).Milliseconds())
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// APIKey extracts the API key from Authorization: Bearer <key> or
+// x-api-key: <key>. ok is false when neither is present; err is set for a
+// malformed Authorization header.
+func APIKey(r *http.Request) (key string, ok bool, err error) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, _ := strings.Cut(strings.TrimSpace(h), " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return "", true, errors.New("the Authorization header must use the Bearer scheme: Authorization: Bearer <API_KEY>")
+		}
+		tok = strings.TrimSpace(tok)
+		if tok == "" {
+			return "", true, errors.New("the Authorization header holds no key: Authorization: Bearer <API_KEY>")
+		}
+		return tok, true, nil
+	}
+	if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" {
+		return k, true, nil
+	}
+	return "", false, nil
+}
+
+func (s *server) auth(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		key, ok, err := APIKey(r)
+		if !ok {
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "", "an API key is required: send Authorization: Bearer <API_KEY> or x-api-key: <API_KEY>")
+			return
+		}
+		if err != nil {
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "", err.Error())
+			return
+		}
+		owner, err := s.o.Backend.Authenticate(r.Context(), key)
+		switch {
+		case errors.Is(err, jobs.ErrUnauthorized):
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "", "the API key is not valid")
+			return
+		case err != nil:
+			s.backendError(w, r, "authenticate", err)
+			return
+		case owner == "":
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "", "the API key is not valid")
+			return
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, owner)))
+	}
+}
+
+// Owner returns the authenticated owner id of a request handled by New.
+func Owner(ctx context.Context) string {
+	s, _ := ctx.Value(ctxKey{}).(string)
+	return s
+}
+
+func (s *server) backendError(w http.ResponseWriter, r *http.Request, op string, err error) {
+	s.log.Error("backend error", "op", op, "method", r.Method, "path", r.URL.Path, "err", err)
+	if r.Method == http.MethodPost {
+		w.Header().Set("X-Should-Retry", "false")
+	}
+	writeError(w, http.StatusServiceUnavailable, CodeBackendUnavailable, "", "the job store is unavailable; try again shortly")
+}
+
+// ---- handlers ----
+
+var runKeys = []string{"inputs", "model_name", "webhook_url"}
+
+func (s *server) run(w http.ResponseWriter, r *http.Request) {
+	if e := checkJSONContentType(r.Header.Get("Content-Type")); e != "" {
+		writeError(w, http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "", e)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "",
+				fmt.Sprintf("the request body is larger than %s, the limit; send large images as URLs instead of data URIs", fetch.FormatMB(s.o.MaxBodyBytes)))
+			return
+		}
+		writeError(w, http.StatusBadRequest, CodeInvalidJSON, "", "the request body could not be read: "+err.Error())
+		return
+	}
+	req, ve := parseRunBody(body, r.URL.Query())
+	if ve != nil {
+		writeValidation(w, ve)
+		return
+	}
+	norm, cost, ve := ValidateWith(s.o.FetchPolicy, req.model, req.inputs)
+	if ve != nil {
+		writeValidation(w, ve)
+		return
+	}
+	owner := Owner(r.Context())
+	if ve, err := CheckStudioRefs(r.Context(), s.o.Backend, owner, req.model, norm); err != nil {
+		s.backendError(w, r, "studio lookup", err)
+		return
+	} else if ve != nil {
+		writeValidation(w, ve)
+		return
+	}
+	if req.webhook != "" {
+		if err := s.o.FetchPolicy.CheckURL(req.webhook); err != nil {
+			code := CodeInvalidURL
+			var re *fetch.RefusedError
+			if errors.As(err, &re) {
+				code = CodeURLRefused
+			}
+			writeValidation(w, verr("webhook_url", code, "webhook_url: %v", err))
+			return
+		}
+	}
+	job, err := s.o.Backend.Submit(r.Context(), jobs.SubmitRequest{
+		Owner: owner, Model: req.model, Inputs: norm, Cost: cost, WebhookURL: req.webhook,
+	})
+	var ce *jobs.CreditsError
+	switch {
+	case errors.As(err, &ce):
+		bal, c := ce.Balance, ce.Cost
+		if c == 0 {
+			c = cost
+		}
+		msg := fmt.Sprintf("insufficient credits: this job costs %d credits and the balance is %d; nothing was charged", c, bal)
+		writeJSON(w, http.StatusPaymentRequired, ErrorBody{Error: msg, Message: msg, Code: CodeInsufficientCredits, Balance: &bal, Cost: &c})
+		return
+	case errors.Is(err, jobs.ErrInsufficientCredits):
+		msg := fmt.Sprintf("insufficient credits: this job costs %d credits; nothing was charged", cost)
+		writeJSON(w, http.StatusPaymentRequired, ErrorBody{Error: msg, Message: msg, Code: CodeInsufficientCredits, Cost: &cost})
+		return
+	case errors.Is(err, jobs.ErrModelUnavailable):
+		msg := fmt.Sprintf("no worker currently serves model %s; no credits were charged", req.model)
+		w.Header().Set("Retry-After", "30")
+		writeJSON(w, http.StatusServiceUnavailable, ErrorBody{Error: msg, Message: msg, Code: CodeModelUnavailable, Model: req.model})
+		return
+	case err != nil:
+		s.backendError(w, r, "submit", err)
+		return
+	case job == nil:
+		s.backendError(w, r, "submit", errors.New("backend returned no job"))
+		return
+	}
+	credits := strconv.Itoa(cost)
+	w.Header().Set(HeaderCreditsUsed, credits)
+	w.Header().Set(HeaderFashnCreditsUsed, credits)
+	writeJSON(w, SubmitStatus(req.model), wireJob(job))
+}
+
+type runRequest struct {
+	model   string
+	inputs  json.RawMessage
+	webhook string
+}
+
+// parseRunBody reads {model_name, inputs, webhook_url?}; webhook_url may
+// also come as a query parameter (the fashn SDK sends it so).
+func parseRunBody(body []byte, q map[string][]string) (runRequest, *ValidationError) {
+	var req runRequest
+	var top map[string]json.RawMessage
+	if k := jsonKind(body); k != "an object" {
+		if len(strings.TrimSpace(string(body))) == 0 {
+			return req, verr("", CodeInvalidJSON, "the request body is empty; send a JSON object {\"model_name\": ..., \"inputs\": {...}}")
+		}
+		if !json.Valid(body) {
+			return req, verr("", CodeInvalidJSON, "the request body is not valid JSON: %v", jsonSyntaxError(body))
+		}
+		return req, verr("", CodeInvalidType, "the request body must be a JSON object, got %s", k)
+	}
+	if err := json.Unmarshal(body, &top); err != nil {
+		return req, verr("", CodeInvalidJSON, "the request body is not valid JSON: %v", err)
+	}
+	o := object{path: "", m: top}
+	if k := o.firstUnknown(runKeys); k != "" {
+		return req, verr(clipKey(k), CodeUnknownField, "%s is not a field of the request body; accepted fields: %s", clipKey(k), strings.Join(runKeys, ", "))
+	}
+	model, _, e := o.str("model_name", false)
+	if e != nil {
+		return req, e
+	}
+	if !slices.Contains(ModelNames, model) {
+		return req, unknownModel(model)
+	}
+	req.model = model
+	req.inputs = top["inputs"]
+	if raw, ok := top["webhook_url"]; ok && !isNull(raw) {
+		s, e := stringValue("webhook_url", raw)
+		if e != nil {
+			return req, e
+		}
+		req.webhook = s
+	}
+	if qs := q["webhook_url"]; len(qs) > 0 {
+		if len(qs) > 1 {
+			return req, verr("webhook_url", CodeConflictingFields, "webhook_url is given %d times in the query; give it once", len(qs))
+		}
+		if req.webhook != "" && req.webhook != qs[0] {
+			return req, verr("webhook_url", CodeConflictingFields, "webhook_url is given in both the query and the body with different values; give it once")
+		}
+		req.webhook = qs[0]
+	}
+	if req.webhook != "" {
+		if err := fetch.CheckURLSyntax(req.webhook); err != nil {
+			return req, verr("webhook_url", CodeInvalidURL, "webhook_url must be an absolute http(s) URL: %v", err)
+		}
+	}
+	return req, nil
+}
+
+func jsonSyntaxError(b []byte) error {
+	var v any
+	return json.Unmarshal(b, &v)
+}
+
+func checkJSONContentType(ct string) string {
+	if ct == "" {
+		return "Content-Type must be application/json (the request has none); multipart/form-data is not supported"
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return fmt.Sprintf("Content-Type must be application/json, got %s; the body is JSON only (multipart/form-data is not supported)", strconv.Quote(clip(ct, 100)))
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return fmt.Sprintf("Content-Type parameter %s=%s is not supported; use application/json or application/json; charset=utf-8", k, clip(v, 40))
+		}
+	}
+	return ""
+}
+
+// CheckStudioRefs checks that model-create's faceModelId and poseModelId
+// name saved models of owner. ve is a 400 (unknown_face_model,
+// unknown_pose_model); err is a backend failure.
+func CheckStudioRefs(ctx context.Context, b jobs.Backend, owner, model string, normalised json.RawMessage) (ve *ValidationError, err error) {
+	if model != ModelModelCreate {
+		return nil, nil
+	}
+	var in ModelCreateInputs
+	if err := json.Unmarshal(normalised, &in); err != nil {
+		return nil, fmt.Errorf("normalised model-create inputs: %w", err)
+	}
+	for _, ref := range []struct{ field, id, code, what string }{
+		{"inputs.faceModelId", in.FaceModelID, CodeUnknownFaceModel, "face model"},
+		{"inputs.poseModelId", in.PoseModelID, CodeUnknownPoseModel, "pose model"},
+	} {
+		if ref.id == "" {
+			continue
+		}
+		_, err := b.GetSaved(ctx, owner, ref.id)
+		switch {
+		case errors.Is(err, jobs.ErrNotFound) || errors.Is(err, pipelines.ErrNotFound):
+			return verr(ref.field, ref.code, "%s: no saved %s with id %s in your studio (GET /v1/models/saved lists them)", ref.field, ref.what, quoteClip(ref.id)), nil
+		case err != nil:
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// wireJob prepares a job for the wire: UTC times, and output null (not [])
+// while there is none.
+func wireJob(j *jobs.Job) *jobs.Job {
+	c := *j
+	c.CreatedAt = c.CreatedAt.UTC()
+	if c.UpdatedAt != nil {
+		u := c.UpdatedAt.UTC()
+		c.UpdatedAt = &u
+	}
+	if len(c.Output) == 0 {
+		c.Output = nil
+	}
+	return &c
+}
+
+func (s *server) status(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if id == "" || len(id) > 200 {
+		writeError(w, http.StatusNotFound, CodeNotFound, "", "no job with this id")
+		return
+	}
+	job, err := s.o.Backend.Get(r.Context(), Owner(r.Context()), id)
+	switch {
+	case errors.Is(err, jobs.ErrNotFound):
+		writeError(w, http.StatusNotFound, CodeNotFound, "", fmt.Sprintf("no job with id %s", quoteClip(id)))
+		return
+	case err != nil:
+		s.backendError(w, r, "get job", err)
+		return
+	case job == nil:
+		writeError(w, http.StatusNotFound, CodeNotFound, "", fmt.Sprintf("no job with id %s", quoteClip(id)))
+		return
+	}
+	if job.Credits > 0 {
+		c := strconv.Itoa(job.Credits)
+		w.Header().Set(HeaderCreditsUsed, c)
+		w.Header().Set(HeaderFashnCreditsUsed, c)
+	}
+	writeJSON(w, http.StatusOK, wireJob(job))
+}
+
+func (s *server) credits(w http.ResponseWriter, r *http.Request) {
+	bal, err := s.o.Backend.Balance(r.Context(), Owner(r.Context()))
+	if err != nil {
+		s.backendError(w, r, "balance", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"credits": bal})
+}
+
+func (s *server) models(w http.ResponseWriter, r *http.Request) {
+	ms, err := s.o.Backend.Models(r.Context())
+	if err != nil {
+		s.backendError(w, r, "models", err)
+		return
+	}
+	out := make([]jobs.ModelInfo, len(ms))
+	for i, m := range ms {
+		if m.Lifecycle == "" {
+			m.Lifecycle = Lifecycle(m.Name)
+		}
+		out[i] = m
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"models": out})
+}
+
+func (s *server) listSaved(w http.ResponseWriter, r *http.Request) {
+	ms, err := s.o.Backend.ListSaved(r.Context(), Owner(r.Context()))
+	if err != nil {
+		s.backendError(w, r, "list saved", err)
+		return
+	}
+	if ms == nil {
+		ms = []pipelines.SavedModel{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"models": ms})
+}
+
+func (s *server) getSaved(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	m, err := s.o.Backend.GetSaved(r.Context(), Owner(r.Context()), id)
+	switch {
+	case errors.Is(err, jobs.ErrNotFound) || errors.Is(err, pipelines.ErrNotFound):
+		writeError(w, http.StatusNotFound, CodeNotFound, "", fmt.Sprintf("no saved model with id %s", quoteClip(id)))
+		return
+	case err != nil:
+		s.backendError(w, r, "get saved", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.o.Version})
+}
+
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	if err := s.o.Backend.Ready(ctx); err != nil {
+		s.log.Warn("not ready", "err", err)
+		writeError(w, http.StatusServiceUnavailable, CodeNotReady, "", "not ready: the job store is unreachable")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "version": s.o.Version})
+}

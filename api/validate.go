@@ -1,0 +1,801 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"fashiond/fetch"
+)
+
+// Error codes of 400 responses (stable; listed in README_API.md).
+const (
+	CodeInvalidJSON          = "invalid_json"
+	CodeMissingField         = "missing_field"
+	CodeInvalidType          = "invalid_type"
+	CodeInvalidValue         = "invalid_value"
+	CodeOutOfRange           = "out_of_range"
+	CodeTooLong              = "too_long"
+	CodeEmptyValue           = "empty_value"
+	CodeDuplicateValue       = "duplicate_value"
+	CodeUnknownField         = "unknown_field"
+	CodeUnknownModel         = "unknown_model"
+	CodeFieldNotAllowed      = "field_not_allowed"
+	CodeConflictingFields    = "conflicting_fields"
+	CodeInvalidImage         = "invalid_image"
+	CodeMissingDataURIPrefix = "missing_data_uri_prefix"
+	CodeImageTooLarge        = "image_too_large"
+	CodeInvalidURL           = "invalid_url"
+	CodeURLRefused           = "url_refused"
+	CodeUnknownFaceModel     = "unknown_face_model"
+	CodeUnknownPoseModel     = "unknown_pose_model"
+)
+
+// ValidationError is a rejected request: HTTP 400 with Code, the JSON path
+// of the offending value in Field ("inputs.poses[1].cdnUrl"; "" when the
+// error is not about one field) and a sentence in Msg that names the field
+// and the rule.
+type ValidationError struct {
+	Field string
+	Code  string
+	Msg   string
+}
+
+func (e *ValidationError) Error() string { return e.Msg }
+
+func verr(field, code, format string, args ...any) *ValidationError {
+	return &ValidationError{Field: field, Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks model's inputs against every rule of the spec, applies
+// the defaults and returns the normalised inputs (canonical JSON of the
+// model's *Inputs struct) and the job's credit cost. Image URLs are checked
+// for syntax and literal internal addresses under fetch.DefaultPolicy; data
+// URIs for their prefix, base64 and 25 MB decoded size. Saved-model ids
+// (faceModelId, poseModelId) are not looked up: see CheckStudioRefs.
+func Validate(model string, raw json.RawMessage) (normalised json.RawMessage, cost int, err *ValidationError) {
+	return ValidateWith(fetch.DefaultPolicy(), model, raw)
+}
+
+// ValidateWith is Validate under policy p: p.MaxBytes bounds data URIs
+// (default 25 MB) and p.Allow permits literal internal addresses in URLs.
+func ValidateWith(p fetch.Policy, model string, raw json.RawMessage) (json.RawMessage, int, *ValidationError) {
+	if p.MaxBytes <= 0 {
+		p.MaxBytes = fetch.DefaultMaxBytes
+	}
+	v := &validator{policy: p}
+	if !slices.Contains(ModelNames, model) {
+		return nil, 0, unknownModel(model)
+	}
+	in, e := v.object("inputs", raw)
+	if e != nil {
+		return nil, 0, e
+	}
+	var out any
+	switch model {
+	case ModelPromptTryOn:
+		out, e = v.promptTryOn(in)
+	case ModelPoseControl:
+		out, e = v.poseControl(in)
+	case ModelModelCreate:
+		out, e = v.modelCreate(in)
+	case ModelProductToModel:
+		out, e = v.productToModel(in)
+	case ModelAngleGeneration:
+		out, e = v.angleGeneration(in)
+	case ModelTryOn:
+		out, e = v.tryOn(in)
+	case ModelImageToVideo:
+		out, e = v.imageToVideo(in)
+	}
+	if e != nil {
+		return nil, 0, e
+	}
+	b, err := marshal(out)
+	if err != nil {
+		return nil, 0, verr("inputs", CodeInvalidValue, "inputs cannot be encoded: %v", err)
+	}
+	c, err := Cost(model, b)
+	if err != nil {
+		return nil, 0, verr("inputs", CodeInvalidValue, "%v", err)
+	}
+	return b, c, nil
+}
+
+func unknownModel(model string) *ValidationError {
+	if model == "" {
+		return verr("model_name", CodeMissingField, "model_name is required; it must be one of: %s", strings.Join(ModelNames, ", "))
+	}
+	return verr("model_name", CodeUnknownModel, "model_name %s is not a model of this service; it must be one of: %s", quoteClip(model), strings.Join(ModelNames, ", "))
+}
+
+// Cost is the credit cost of a job from its inputs (normalised or raw;
+// missing fields take their defaults): QualityCredits (1k=1, 2k=3, 4k=5)
+// times sampleCount for prompt-tryon, product-to-model and model-create,
+// times the number of poses for pose-control, times the number of angles
+// for angle-generation; 1 x sampleCount for tryon; 6/9/12 for a 4/6/8 s
+// video.
+func Cost(model string, inputs json.RawMessage) (int, error) {
+	var in struct {
+		Quality     *string           `json:"quality"`
+		SampleCount *int              `json:"sampleCount"`
+		Poses       []json.RawMessage `json:"poses"`
+		AngleIDs    []json.RawMessage `json:"angleIds"`
+		Duration    *int              `json:"duration"`
+	}
+	if err := json.Unmarshal(inputs, &in); err != nil {
+		return 0, fmt.Errorf("inputs: cannot read the cost fields: %v", err)
+	}
+	q := "1k"
+	if in.Quality != nil {
+		q = *in.Quality
+	}
+	qc, ok := QualityCredits[q]
+	if !ok && model != ModelTryOn && model != ModelImageToVideo {
+		return 0, fmt.Errorf("inputs.quality must be one of 1k, 2k, 4k, got %q", q)
+	}
+	n := 1
+	if in.SampleCount != nil {
+		n = *in.SampleCount
+	}
+	switch model {
+	case ModelPromptTryOn, ModelProductToModel, ModelModelCreate:
+		if n < 1 || n > MaxSampleCount {
+			return 0, fmt.Errorf("inputs.sampleCount must be from 1 to %d, got %d", MaxSampleCount, n)
+		}
+		return qc * n, nil
+	case ModelPoseControl:
+		if len(in.Poses) < 1 || len(in.Poses) > MaxPoses {
+			return 0, fmt.Errorf("inputs.poses must hold 1 to %d poses, got %d", MaxPoses, len(in.Poses))
+		}
+		return qc * len(in.Poses), nil
+	case ModelAngleGeneration:
+		if len(in.AngleIDs) < 1 || len(in.AngleIDs) > MaxAngles {
+			return 0, fmt.Errorf("inputs.angleIds must hold 1 to %d angles, got %d", MaxAngles, len(in.AngleIDs))
+		}
+		return qc * len(in.AngleIDs), nil
+	case ModelTryOn:
+		if n < 1 || n > MaxSampleCount {
+			return 0, fmt.Errorf("inputs.sampleCount must be from 1 to %d, got %d", MaxSampleCount, n)
+		}
+		return n, nil
+	case ModelImageToVideo:
+		d := 6
+		if in.Duration != nil {
+			d = *in.Duration
+		}
+		c, ok := VideoCredits[d]
+		if !ok {
+			return 0, fmt.Errorf("inputs.duration must be 4, 6 or 8, got %d", d)
+		}
+		return c, nil
+	}
+	return 0, fmt.Errorf("model_name %q has no cost rule", model)
+}
+
+// ---- per model ----
+
+func (v *validator) promptTryOn(o object) (any, *ValidationError) {
+	if e := o.only(ModelPromptTryOn, "personImage", "prompt", "quality", "sampleCount", "ratio", "modelImageUrl", "styleId"); e != nil {
+		return nil, e
+	}
+	var r PromptTryOnInputs
+	var e *ValidationError
+	if r.PersonImage, e = v.image(o, "personImage", true, imageURLOrData); e != nil {
+		return nil, e
+	}
+	if r.Prompt, e = o.text("prompt", true, MaxPromptChars); e != nil {
+		return nil, e
+	}
+	if r.Quality, e = o.enum("quality", Qualities, "1k"); e != nil {
+		return nil, e
+	}
+	if r.SampleCount, e = o.intRange("sampleCount", 1, 1, MaxSampleCount); e != nil {
+		return nil, e
+	}
+	if r.Ratio, e = o.enumOrEmpty("ratio", Ratios, ""); e != nil {
+		return nil, e
+	}
+	if r.ModelImageURL, e = v.image(o, "modelImageUrl", false, imageURLOrData); e != nil {
+		return nil, e
+	}
+	if r.StyleID, e = o.enumOrEmpty("styleId", StyleIDs, ""); e != nil {
+		return nil, e
+	}
+	return r, nil
+}
+
+func (v *validator) poseControl(o object) (any, *ValidationError) {
+	if e := o.only(ModelPoseControl, "modelImage", "poses", "quality", "ratio"); e != nil {
+		return nil, e
+	}
+	var r PoseControlInputs
+	var e *ValidationError
+	if r.ModelImage, e = v.image(o, "modelImage", true, imageURLOrData); e != nil {
+		return nil, e
+	}
+	items, e := o.array("poses", 1, MaxPoses, "pose")
+	if e != nil {
+		return nil, e
+	}
+	for i, raw := range items {
+		path := fmt.Sprintf("%s[%d]", o.field("poses"), i)
+		po, e := v.object(path, raw)
+		if e != nil {
+			return nil, e
+		}
+		typ, e := po.enum("type", PoseTypes, "")
+		if e != nil {
+			return nil, e
+		}
+		if typ == "" {
+			return nil, verr(po.field("type"), CodeMissingField, "%s is required: template or custom", po.field("type"))
+		}
+		p := Pose{Type: typ}
+		if typ == "template" {
+			if e := po.onlyPose("template", "type", "cdnUrl", "title"); e != nil {
+				return nil, e
+			}
+			if p.CDNURL, e = v.image(po, "cdnUrl", true, imageURLOrData); e != nil {
+				return nil, e
+			}
+			if p.Title, e = po.text("title", false, MaxNameChars); e != nil {
+				return nil, e
+			}
+		} else {
+			if e := po.onlyPose("custom", "type", "text"); e != nil {
+				return nil, e
+			}
+			if p.Text, e = po.text("text", true, MaxShortTextChars); e != nil {
+				return nil, e
+			}
+		}
+		r.Poses = append(r.Poses, p)
+	}
+	if r.Quality, e = o.enum("quality", Qualities, "1k"); e != nil {
+		return nil, e
+	}
+	if r.Ratio, e = o.enumOrEmpty("ratio", Ratios, ""); e != nil {
+		return nil, e
+	}
+	return r, nil
+}
+
+var generateOnly = []string{"prompt", "gender", "bodyType", "clothing", "pose", "faceModelId", "poseModelId", "poseImageBase64"}
+
+func (v *validator) modelCreate(o object) (any, *ValidationError) {
+	if e := o.only(ModelModelCreate, "type", "name", "prompt", "imageBase64", "gender", "bodyType", "clothing", "pose",
+		"faceModelId", "poseModelId", "poseImageBase64", "quality", "aspectRatio", "sampleCount"); e != nil {
+		return nil, e
+	}
+	var r ModelCreateInputs
+	var e *ValidationError
+	if r.Type, e = o.enum("type", ModelCreateTypes, ""); e != nil {
+		return nil, e
+	}
+	if r.Type == "" {
+		return nil, verr(o.field("type"), CodeMissingField, "%s is required: generate or upload", o.field("type"))
+	}
+	if r.Name, e = o.text("name", true, MaxNameChars); e != nil {
+		return nil, e
+	}
+	if r.Type == "upload" {
+		for _, k := range generateOnly {
+			if s, ok := o.m[k]; ok && !isNull(s) && !bytes.Equal(bytes.TrimSpace(s), []byte(`""`)) {
+				return nil, verr(o.field(k), CodeFieldNotAllowed, "%s is only accepted when inputs.type is generate; an upload takes name and imageBase64", o.field(k))
+			}
+		}
+		if r.ImageBase64, e = v.image(o, "imageBase64", true, imageDataOnly); e != nil {
+			return nil, e
+		}
+	} else {
+		if s, ok := o.m["imageBase64"]; ok && !isNull(s) && !bytes.Equal(bytes.TrimSpace(s), []byte(`""`)) {
+			return nil, verr(o.field("imageBase64"), CodeFieldNotAllowed, "%s is only accepted when inputs.type is upload", o.field("imageBase64"))
+		}
+		if r.FaceModelID, e = o.id("faceModelId"); e != nil {
+			return nil, e
+		}
+		if r.Prompt, e = o.text("prompt", r.FaceModelID == "", MaxPromptChars); e != nil {
+			if e.Code == CodeMissingField || e.Code == CodeEmptyValue {
+				e.Msg = o.field("prompt") + " is required when inputs.type is generate (it may be omitted only when inputs.faceModelId is given)"
+			}
+			return nil, e
+		}
+		for _, f := range []struct {
+			key string
+			dst *string
+		}{{"gender", &r.Gender}, {"bodyType", &r.BodyType}, {"clothing", &r.Clothing}, {"pose", &r.Pose}} {
+			if *f.dst, e = o.text(f.key, false, MaxShortTextChars); e != nil {
+				return nil, e
+			}
+		}
+		if r.PoseModelID, e = o.id("poseModelId"); e != nil {
+			return nil, e
+		}
+		if r.PoseImageBase64, e = v.image(o, "poseImageBase64", false, imageDataOnly); e != nil {
+			return nil, e
+		}
+		if r.PoseModelID != "" && r.PoseImageBase64 != "" {
+			return nil, verr(o.field("poseImageBase64"), CodeConflictingFields, "give either inputs.poseModelId or inputs.poseImageBase64, not both: the pose image replaces a saved pose model")
+		}
+	}
+	if r.Quality, e = o.enum("quality", Qualities, "1k"); e != nil {
+		return nil, e
+	}
+	if r.AspectRatio, e = o.enum("aspectRatio", Ratios, "3:4"); e != nil {
+		return nil, e
+	}
+	if r.SampleCount, e = o.intRange("sampleCount", 1, 1, MaxSampleCount); e != nil {
+		return nil, e
+	}
+	if r.Type == "upload" && r.SampleCount != 1 {
+		return nil, verr(o.field("sampleCount"), CodeOutOfRange, "%s must be 1 when inputs.type is upload (an upload stores exactly one model), got %d", o.field("sampleCount"), r.SampleCount)
+	}
+	return r, nil
+}
+
+func (v *validator) productToModel(o object) (any, *ValidationError) {
+	if e := o.only(ModelProductToModel, "productImage", "customPrompt", "modelImageUrl", "styleId", "quality", "sampleCount", "ratio"); e != nil {
+		return nil, e
+	}
+	var r ProductToModelInputs
+	var e *ValidationError
+	if r.ProductImage, e = v.image(o, "productImage", true, imageURLOrData); e != nil {
+		return nil, e
+	}
+	if r.CustomPrompt, e = o.text("customPrompt", false, MaxCustomPrompt); e != nil {
+		return nil, e
+	}
+	if r.ModelImageURL, e = v.image(o, "modelImageUrl", false, imageURLOrData); e != nil {
+		return nil, e
+	}
+	if r.StyleID, e = o.enumOrEmpty("styleId", StyleIDs, ""); e != nil {
+		return nil, e
+	}
+	if r.Quality, e = o.enum("quality", Qualities, "1k"); e != nil {
+		return nil, e
+	}
+	if r.SampleCount, e = o.intRange("sampleCount", 1, 1, MaxSampleCount); e != nil {
+		return nil, e
+	}
+	if r.Ratio, e = o.enumOrEmpty("ratio", Ratios, "3:4"); e != nil {
+		return nil, e
+	}
+	return r, nil
+}
+
+func (v *validator) angleGeneration(o object) (any, *ValidationError) {
+	if e := o.only(ModelAngleGeneration, "imageUrl", "angleIds", "quality", "ratio", "return_base64"); e != nil {
+		return nil, e
+	}
+	var r AngleGenerationInputs
+	var e *ValidationError
+	if r.ImageURL, e = v.image(o, "imageUrl", true, imageURLOrData); e != nil {
+		return nil, e
+	}
+	items, e := o.array("angleIds", 1, MaxAngles, "angle")
+	if e != nil {
+		return nil, e
+	}
+	for i, raw := range items {
+		path := fmt.Sprintf("%s[%d]", o.field("angleIds"), i)
+		s, e := stringValue(path, raw)
+		if e != nil {
+			return nil, e
+		}
+		if !slices.Contains(AngleIDs, s) {
+			return nil, verr(path, CodeInvalidValue, "%s must be one of %s, got %s", path, strings.Join(AngleIDs, ", "), quoteClip(s))
+		}
+		if j := slices.Index(r.AngleIDs, s); j >= 0 {
+			return nil, verr(path, CodeDuplicateValue, "%s repeats %q (already at %s[%d]); each angle may appear once", path, s, o.field("angleIds"), j)
+		}
+		r.AngleIDs = append(r.AngleIDs, s)
+	}
+	if r.Quality, e = o.enum("quality", Qualities, "1k"); e != nil {
+		return nil, e
+	}
+	if r.Ratio, e = o.enumOrEmpty("ratio", Ratios, ""); e != nil {
+		return nil, e
+	}
+	if r.ReturnBase64, e = o.boolean("return_base64", false); e != nil {
+		return nil, e
+	}
+	return r, nil
+}
+
+func (v *validator) tryOn(o object) (any, *ValidationError) {
+	if e := o.only(ModelTryOn, "personImage", "garmentImage", "accuracy", "sampleCount"); e != nil {
+		return nil, e
+	}
+	var r TryOnInputs
+	var e *ValidationError
+	if r.PersonImage, e = v.image(o, "personImage", true, imageURLOrData); e != nil {
+		return nil, e
+	}
+	if r.GarmentImage, e = v.image(o, "garmentImage", true, imageURLOrData); e != nil {
+		return nil, e
+	}
+	if r.Accuracy, e = o.enum("accuracy", Accuracies, "standard"); e != nil {
+		return nil, e
+	}
+	if r.SampleCount, e = o.intRange("sampleCount", 1, 1, MaxSampleCount); e != nil {
+		return nil, e
+	}
+	return r, nil
+}
+
+func (v *validator) imageToVideo(o object) (any, *ValidationError) {
+	if e := o.only(ModelImageToVideo, "imageUrl", "prompt", "duration", "aspectRatio", "generateAudio"); e != nil {
+		return nil, e
+	}
+	var r ImageToVideoInputs
+	var e *ValidationError
+	if r.ImageURL, e = v.image(o, "imageUrl", true, imageURLOrData); e != nil {
+		return nil, e
+	}
+	if r.Prompt, e = o.text("prompt", false, MaxPromptChars); e != nil {
+		return nil, e
+	}
+	if r.Duration, e = o.intRange("duration", 6, 0, math.MaxInt32); e != nil {
+		return nil, e
+	}
+	if !slices.Contains(VideoDurations, r.Duration) {
+		return nil, verr(o.field("duration"), CodeInvalidValue, "%s must be 4, 6 or 8 (seconds), got %d", o.field("duration"), r.Duration)
+	}
+	if r.AspectRatio, e = o.enum("aspectRatio", VideoAspectRatios, "9:16"); e != nil {
+		return nil, e
+	}
+	if r.GenerateAudio, e = o.boolean("generateAudio", true); e != nil {
+		return nil, e
+	}
+	return r, nil
+}
+
+// ---- JSON value helpers ----
+
+type validator struct {
+	policy fetch.Policy
+}
+
+type object struct {
+	path string
+	m    map[string]json.RawMessage
+}
+
+func (o object) field(key string) string {
+	if o.path == "" {
+		return key
+	}
+	return o.path + "." + key
+}
+
+// get returns a field's raw value; absent and null are "not given".
+func (o object) get(key string) (json.RawMessage, bool) {
+	raw, ok := o.m[key]
+	if !ok || isNull(raw) {
+		return nil, false
+	}
+	return raw, true
+}
+
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
+func (v *validator) object(path string, raw json.RawMessage) (object, *ValidationError) {
+	if len(bytes.TrimSpace(raw)) == 0 || isNull(raw) {
+		return object{}, verr(path, CodeMissingField, "%s is required and must be a JSON object", path)
+	}
+	if k := jsonKind(raw); k != "an object" {
+		return object{}, verr(path, CodeInvalidType, "%s must be a JSON object, got %s", path, k)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return object{}, verr(path, CodeInvalidJSON, "%s is not valid JSON: %v", path, err)
+	}
+	return object{path: path, m: m}, nil
+}
+
+// only rejects keys outside accepted, naming the sorted accepted keys.
+func (o object) only(model string, accepted ...string) *ValidationError {
+	if k := o.firstUnknown(accepted); k != "" {
+		s := slices.Clone(accepted)
+		slices.Sort(s)
+		return verr(o.field(k), CodeUnknownField, "%s is not an input of %s; accepted inputs: %s", o.field(clipKey(k)), model, strings.Join(s, ", "))
+	}
+	return nil
+}
+
+func (o object) onlyPose(typ string, accepted ...string) *ValidationError {
+	if k := o.firstUnknown(accepted); k != "" {
+		s := slices.Clone(accepted)
+		slices.Sort(s)
+		return verr(o.field(k), CodeUnknownField, "%s is not a field of a %s pose; accepted fields: %s", o.field(clipKey(k)), typ, strings.Join(s, ", "))
+	}
+	return nil
+}
+
+func (o object) firstUnknown(accepted []string) string {
+	var unknown []string
+	for k := range o.m {
+		if !slices.Contains(accepted, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return ""
+	}
+	slices.Sort(unknown)
+	return unknown[0]
+}
+
+func clipKey(k string) string {
+	if utf8.RuneCountInString(k) > 64 {
+		return string([]rune(k)[:64]) + "..."
+	}
+	return k
+}
+
+// jsonKind names the JSON type of raw for messages.
+func jsonKind(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+func stringValue(path string, raw json.RawMessage) (string, *ValidationError) {
+	if k := jsonKind(raw); k != "a string" {
+		return "", verr(path, CodeInvalidType, "%s must be a string, got %s", path, k)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", verr(path, CodeInvalidJSON, "%s is not a valid JSON string: %v", path, err)
+	}
+	return s, nil
+}
+
+// str returns a string field ("" when not given).
+func (o object) str(key string, required bool) (string, bool, *ValidationError) {
+	raw, ok := o.get(key)
+	if !ok {
+		if required {
+			return "", false, verr(o.field(key), CodeMissingField, "%s is required", o.field(key))
+		}
+		return "", false, nil
+	}
+	s, e := stringValue(o.field(key), raw)
+	return s, true, e
+}
+
+// text is a free-text string of at most max characters; a required text
+// must hold more than white space.
+func (o object) text(key string, required bool, max int) (string, *ValidationError) {
+	s, _, e := o.str(key, required)
+	if e != nil {
+		return "", e
+	}
+	if n := utf8.RuneCountInString(s); n > max {
+		return "", verr(o.field(key), CodeTooLong, "%s is %d characters long, the limit is %d", o.field(key), n, max)
+	}
+	if required && strings.TrimSpace(s) == "" {
+		return "", verr(o.field(key), CodeEmptyValue, "%s must not be empty", o.field(key))
+	}
+	return s, nil
+}
+
+// enum is a string from set; def when not given. An empty string is not a
+// member.
+func (o object) enum(key string, set []string, def string) (string, *ValidationError) {
+	s, given, e := o.str(key, false)
+	if e != nil {
+		return "", e
+	}
+	if !given {
+		return def, nil
+	}
+	if !slices.Contains(set, s) {
+		return "", verr(o.field(key), CodeInvalidValue, "%s must be one of %s, got %s", o.field(key), strings.Join(set, ", "), quoteClip(s))
+	}
+	return s, nil
+}
+
+// enumOrEmpty is enum where "" means "not given" (ratio, styleId).
+func (o object) enumOrEmpty(key string, set []string, def string) (string, *ValidationError) {
+	s, given, e := o.str(key, false)
+	if e != nil {
+		return "", e
+	}
+	if !given || s == "" {
+		return def, nil
+	}
+	if !slices.Contains(set, s) {
+		return "", verr(o.field(key), CodeInvalidValue, "%s must be one of %s (or empty), got %s", o.field(key), strings.Join(set, ", "), quoteClip(s))
+	}
+	return s, nil
+}
+
+// intRange is an integer in [min, max]; def when not given. 2.0 counts as
+// an integer, 2.5 and "2" do not.
+func (o object) intRange(key string, def, min, max int) (int, *ValidationError) {
+	raw, ok := o.get(key)
+	if !ok {
+		return def, nil
+	}
+	path := o.field(key)
+	rangeMsg := fmt.Sprintf("an integer from %d to %d", min, max)
+	if max == math.MaxInt32 {
+		rangeMsg = "an integer"
+	}
+	if k := jsonKind(raw); k != "a number" {
+		return 0, verr(path, CodeInvalidType, "%s must be %s, got %s", path, rangeMsg, k)
+	}
+	num := string(bytes.TrimSpace(raw))
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, verr(path, CodeInvalidJSON, "%s is not a valid JSON number", path)
+	}
+	if math.IsInf(f, 0) || f != math.Trunc(f) {
+		return 0, verr(path, CodeInvalidType, "%s must be %s, got %s", path, rangeMsg, clip(num, 30))
+	}
+	if f < float64(min) || f > float64(max) {
+		return 0, verr(path, CodeOutOfRange, "%s must be %s, got %s", path, rangeMsg, clip(num, 30))
+	}
+	return int(f), nil
+}
+
+func (o object) boolean(key string, def bool) (bool, *ValidationError) {
+	raw, ok := o.get(key)
+	if !ok {
+		return def, nil
+	}
+	if k := jsonKind(raw); k != "a boolean" {
+		return false, verr(o.field(key), CodeInvalidType, "%s must be true or false, got %s", o.field(key), k)
+	}
+	var b bool
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return false, verr(o.field(key), CodeInvalidJSON, "%s is not a valid JSON boolean", o.field(key))
+	}
+	return b, nil
+}
+
+// array returns the elements of an array field holding min..max items.
+func (o object) array(key string, min, max int, noun string) ([]json.RawMessage, *ValidationError) {
+	raw, ok := o.get(key)
+	path := o.field(key)
+	if !ok {
+		return nil, verr(path, CodeMissingField, "%s is required: an array of 1 to %d %ss", path, max, noun)
+	}
+	if k := jsonKind(raw); k != "an array" {
+		return nil, verr(path, CodeInvalidType, "%s must be an array of %ss, got %s", path, noun, k)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, verr(path, CodeInvalidJSON, "%s is not a valid JSON array: %v", path, err)
+	}
+	if len(items) < min || len(items) > max {
+		return nil, verr(path, CodeOutOfRange, "%s must hold %d to %d %ss, got %d", path, min, max, noun, len(items))
+	}
+	return items, nil
+}
+
+// id is an optional saved-model id (syntax only; existence is checked by
+// CheckStudioRefs).
+func (o object) id(key string) (string, *ValidationError) {
+	s, _, e := o.str(key, false)
+	if e != nil {
+		return "", e
+	}
+	if len(s) > MaxIDChars {
+		return "", verr(o.field(key), CodeTooLong, "%s is %d characters long, the limit is %d", o.field(key), len(s), MaxIDChars)
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return "", verr(o.field(key), CodeInvalidValue, "%s must be a saved model id (letters, digits and dashes, e.g. a UUID), got %s", o.field(key), quoteClip(s))
+		}
+	}
+	return s, nil
+}
+
+type imageKind int
+
+const (
+	imageURLOrData imageKind = iota
+	imageDataOnly
+)
+
+// image checks an image reference: an http(s) URL (syntax and literal
+// address) or a data:image/<type>;base64, URI (prefix, base64, size).
+func (v *validator) image(o object, key string, required bool, kind imageKind) (string, *ValidationError) {
+	s, given, e := o.str(key, required)
+	if e != nil || !given && !required {
+		return "", e
+	}
+	path := o.field(key)
+	if s == "" {
+		if !required {
+			return "", nil
+		}
+		return "", verr(path, CodeEmptyValue, "%s must not be empty", path)
+	}
+	if fetch.IsDataURI(s) {
+		_, _, err := fetch.CheckDataURI(s, v.policy.MaxBytes)
+		var tl *fetch.TooLargeError
+		switch {
+		case errors.As(err, &tl):
+			return "", verr(path, CodeImageTooLarge, "%s: %v", path, tl)
+		case err != nil:
+			return "", verr(path, CodeInvalidImage, "%s: %v", path, err)
+		}
+		return s, nil
+	}
+	if kind == imageDataOnly {
+		if looksLikeBase64(s) {
+			return "", verr(path, CodeMissingDataURIPrefix, "%s looks like raw base64 without the data URI prefix; send it as data:image/jpeg;base64,<data> (or image/png, image/webp)", path)
+		}
+		return "", verr(path, CodeInvalidImage, "%s must be a base64 data URI with the data:image/<type>;base64, prefix", path)
+	}
+	if !strings.Contains(s, "://") && looksLikeBase64(s) {
+		return "", verr(path, CodeMissingDataURIPrefix, "%s looks like raw base64 without the data URI prefix; send it as data:image/jpeg;base64,<data> (or image/png, image/webp), or send a URL", path)
+	}
+	if err := fetch.CheckURLSyntax(s); err != nil {
+		return "", verr(path, CodeInvalidURL, "%s must be an http(s) URL or a data:image/<type>;base64, URI: %v", path, err)
+	}
+	if err := v.policy.CheckURL(s); err != nil {
+		return "", verr(path, CodeURLRefused, "%s: %v", path, err)
+	}
+	return s, nil
+}
+
+// looksLikeBase64 reports whether s is at least 16 characters of the
+// base64 alphabet (a raw payload sent without its data URI prefix).
+func looksLikeBase64(s string) bool {
+	if len(s) < 16 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_' || c == '\n' || c == '\r') {
+			return false
+		}
+	}
+	return true
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) > n {
+		return string([]rune(s)[:n]) + "..."
+	}
+	return s
+}
+
+func quoteClip(s string) string { return strconv.Quote(clip(s, 64)) }
+
+// marshal is json.Marshal without HTML escaping and without the trailing
+// newline.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
