@@ -1,8 +1,175 @@
 package main
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
 
-// cmdModels implements `fashiond models` (owned by the model-repository work).
+	"fashiond/config"
+	"fashiond/inference"
+	"fashiond/models"
+)
+
+// cmdModels implements `fashiond models [list|verify|install] [flags]`:
+//
+//	list     the table of models: name, task, file, state, licence, the
+//	         device a session would use, and the batch rewrite state
+//	verify   the same table; exits non-zero when a required model is
+//	         missing or corrupt
+//	install  copies models from the mirror (FASHIOND_MODELS_MIRROR, default
+//	         ../shared/models when present), verifying every hash
 func cmdModels(args []string) error {
-	return errors.New("fashiond models: not built yet")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return runModels(ctx, args, os.Stdout)
+}
+
+func runModels(ctx context.Context, args []string, w io.Writer) error {
+	sub := "list"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("models "+sub, flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Usage = func() {
+		fmt.Fprintln(w, "usage: fashiond models [list|verify|install] [flags]")
+		fs.PrintDefaults()
+	}
+	var cfg config.Config
+	cfg.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("fashiond models: unexpected argument %q", fs.Arg(0))
+	}
+	if err := cfg.Finish(); err != nil {
+		return err
+	}
+	repo, err := models.OpenRepository(cfg.ModelsDir)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "list", "verify":
+		states := repo.Verify(ctx)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		printModels(ctx, w, cfg, repo, states)
+		if sub == "verify" {
+			if err := repo.Require(); err != nil {
+				return fmt.Errorf("fashiond models verify: %w", err)
+			}
+			fmt.Fprintln(w, "all required models verified")
+		}
+		return nil
+	case "install":
+		mirror := cfg.ModelsMirror
+		if mirror == "" {
+			if d, err := filepath.Abs("../shared/models"); err == nil {
+				if st, err := os.Stat(d); err == nil && st.IsDir() {
+					mirror = d
+				}
+			}
+		}
+		if mirror == "" {
+			return errors.New("fashiond models install: no mirror (set FASHIOND_MODELS_MIRROR or --models-mirror)")
+		}
+		fmt.Fprintf(w, "installing from %s into %s\n", mirror, repo.Dir())
+		err := repo.Install(ctx, mirror)
+		printModels(ctx, w, cfg, repo, repo.Verify(ctx))
+		for _, st := range repo.Verify(ctx) {
+			if st.Manifest.BatchFile != "" && st.OK() && st.BatchState != models.StateVerified {
+				fmt.Fprintln(w, "batch rewrites are made by `make setup-models` (scripts/rewrite_batch.py); until then those models run unbatched")
+				break
+			}
+		}
+		return err
+	default:
+		fs.Usage()
+		return fmt.Errorf("fashiond models: unknown subcommand %q", sub)
+	}
+}
+
+// printModels writes the model table and the device summary.
+func printModels(ctx context.Context, w io.Writer, cfg config.Config, repo *models.Repository, states []models.ModelState) {
+	fmt.Fprintf(w, "model repository: %s\n", repo.Dir())
+	deviceFor := func(string) (string, string) { return "?", "" }
+	rt, err := inference.Open(ctx, inference.Config{
+		LibPath: cfg.ORTLib, IntraOpThreads: cfg.IntraOpThreads, Device: cfg.Device,
+		CUDADeviceID: cfg.CUDADeviceID, CUDAMemLimit: cfg.CUDAMemLimit, CUDNNConvSearch: cfg.CUDNNConvAlgo,
+	}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		fmt.Fprintf(w, "ONNX Runtime: unavailable: %v\n", err)
+	} else {
+		defer rt.Close()
+		fmt.Fprintf(w, "ONNX Runtime %s from %s, FASHIOND_DEVICE=%s\n", rt.Version(), cfg.ORTLib, cfg.Device)
+		fmt.Fprintf(w, "GPU: %s\n", rt.CUDA())
+		reasons := map[string]bool{}
+		deviceFor = func(pref string) (string, string) {
+			dev, reason, err := rt.DeviceFor(pref)
+			if err != nil {
+				return "none", err.Error()
+			}
+			if reason != "" && !reasons[reason] {
+				reasons[reason] = true
+				return dev, reason
+			}
+			return dev, ""
+		}
+	}
+	var notes []string
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTASK\tFILE\tSTATE\tLICENCE\tDEVICE\tBATCH")
+	for _, st := range states {
+		m := st.Manifest
+		file := m.File
+		if file == "" {
+			file = "-"
+		}
+		dev, note := "-", ""
+		if m.File != "" {
+			dev, note = deviceFor(m.Device)
+		}
+		if note != "" {
+			notes = append(notes, "device: "+note)
+		}
+		state := string(st.State)
+		if m.Generative && st.State == models.StateNotInstalled {
+			state = "not installed (optional, generative)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Task, file, state, m.License, dev, batchColumn(m, st))
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+}
+
+// batchColumn says how the model batches: through a verified rewrite, or
+// not at all (served by a session pool).
+func batchColumn(m models.Manifest, st models.ModelState) string {
+	switch {
+	case m.File == "":
+		return "-"
+	case m.MaxBatch <= 1:
+		return "pool (batch 1)"
+	case m.BatchNative:
+		return fmt.Sprintf("native, max %d", m.MaxBatch)
+	case m.BatchFile == "":
+		return "pool (no rewrite)"
+	case st.BatchState == models.StateVerified:
+		return fmt.Sprintf("rewrite verified, max %d", m.MaxBatch)
+	default:
+		return "rewrite " + string(st.BatchState) + " (pool)"
+	}
 }
