@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"image"
 	"image/color"
 	"math"
@@ -217,5 +218,18 @@ func TestEstimateLandmarksInsideBox(t *testing.T) {
 		if p.X <= b[0] || p.X >= b[2] || p.Y <= b[1] || p.Y >= b[3] {
 			t.Errorf("landmark %d %v outside %v", i, p, b)
 		}
+	}
+}
+
+func TestCancelledFirstLoadDoesNotPoison(t *testing.T) {
+	s := internalSuite(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	img := image.NewNRGBA(image.Rect(0, 0, 64, 64))
+	if _, err := s.PersonMask(ctx, img); err == nil {
+		t.Fatal("cancelled call succeeded")
+	}
+	if _, err := s.PersonMask(context.Background(), img); err != nil {
+		t.Fatalf("after a cancelled first call: %v", err)
 	}
 }

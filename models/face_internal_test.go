@@ -16,29 +16,12 @@ import (
 // on the face photo: its box overlaps YuNet's and carries estimated
 // landmarks inside it.
 func TestUltraFaceFallbackAgreesWithYuNet(t *testing.T) {
-	lib := os.Getenv("FASHIOND_ORT_LIB")
-	if lib == "" {
-		lib, _ = filepath.Abs("../.deps/onnxruntime/1.30.0/libonnxruntime.so.1")
-	}
-	dir := os.Getenv("FASHIOND_MODELS_DIR")
-	if dir == "" {
-		dir = "../data/models"
-	}
+	s := internalSuite(t)
+	ctx := context.Background()
 	td := os.Getenv("FASHIOND_TESTDATA")
 	if td == "" {
 		td = "../../shared/testdata"
 	}
-	ctx := context.Background()
-	rt, err := inference.Open(ctx, inference.Config{LibPath: lib, IntraOpThreads: 2, Device: "cpu"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	s, err := NewSuite(ctx, rt, dir, SuiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	f, err := os.Open(filepath.Join(td, "images", "gocv_face.jpg"))
 	if err != nil {
 		t.Fatal(err)
@@ -76,4 +59,30 @@ func TestUltraFaceFallbackAgreesWithYuNet(t *testing.T) {
 	if !faces[0].LandmarksEstimated || faces[0].Source != ModelUltraFace {
 		t.Errorf("fallback face not marked: %+v", faces[0])
 	}
+}
+
+// internalSuite opens a suite for in-package tests (pipelinetest imports
+// this package, so it cannot be used here).
+func internalSuite(t *testing.T) *Suite {
+	t.Helper()
+	lib := os.Getenv("FASHIOND_ORT_LIB")
+	if lib == "" {
+		lib, _ = filepath.Abs("../.deps/onnxruntime/1.30.0/libonnxruntime.so.1")
+	}
+	dir := os.Getenv("FASHIOND_MODELS_DIR")
+	if dir == "" {
+		dir = "../data/models"
+	}
+	ctx := context.Background()
+	rt, err := inference.Open(ctx, inference.Config{LibPath: lib, IntraOpThreads: 2, Device: "cpu"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSuite(ctx, rt, dir, SuiteOptions{PoolSize: 1})
+	if err != nil {
+		rt.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); rt.Close() })
+	return s
 }

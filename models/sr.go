@@ -6,6 +6,8 @@ import (
 	"image"
 	"sync"
 
+	"github.com/disintegration/imaging"
+
 	"fashiond/inference"
 )
 
@@ -138,6 +140,23 @@ func (s *Suite) SuperResolve(ctx context.Context, img image.Image, m SRModel) (i
 			next = ys[yi+1] * srScale
 		}
 		band.flush(dst, next)
+	}
+	if !src.Opaque() {
+		// Keep transparency (cut-out garments): the model sees RGB only, the
+		// alpha channel is upscaled with Lanczos.
+		a := image.NewGray(image.Rect(0, 0, w, h))
+		for y := 0; y < h; y++ {
+			row := src.Pix[y*src.Stride:]
+			for x := 0; x < w; x++ {
+				a.Pix[y*a.Stride+x] = row[x*4+3]
+			}
+		}
+		up := imaging.Resize(a, ow, oh, imaging.Lanczos)
+		for y := 0; y < oh; y++ {
+			for x := 0; x < ow; x++ {
+				dst.Pix[y*dst.Stride+x*4+3] = up.Pix[y*up.Stride+x*4]
+			}
+		}
 	}
 	return dst, nil
 }

@@ -69,3 +69,30 @@ func TestSuperResolveSharperThanBicubic(t *testing.T) {
 	writePNG(t, "sr_fast.png", up)
 	writePNG(t, "sr_bicubic.png", bic)
 }
+
+func TestSuperResolveKeepsAlphaAndSmallSizes(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	src := imaging.Resize(pipelinetest.Image(t, "images/astronaut.png"), 40, 30, imaging.Lanczos)
+	for y := 0; y < 30; y++ {
+		for x := 0; x < 20; x++ {
+			src.Pix[y*src.Stride+x*4+3] = 0 // left half transparent
+		}
+	}
+	up, err := p.SuperResolve(context.Background(), src, models.SRFast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := imaging.Clone(up)
+	if b := n.Bounds(); b.Dx() != 160 || b.Dy() != 120 {
+		t.Fatalf("size %v, want 160x120", b)
+	}
+	if a := n.NRGBAAt(20, 60).A; a > 5 {
+		t.Errorf("transparent side alpha %d", a)
+	}
+	if a := n.NRGBAAt(140, 60).A; a < 250 {
+		t.Errorf("opaque side alpha %d", a)
+	}
+	if _, err := p.SuperResolve(context.Background(), src, "bicubic"); err == nil {
+		t.Error("unknown SR model accepted")
+	}
+}

@@ -162,7 +162,9 @@ func (s *Suite) model(ctx context.Context, name string) (*loaded, error) {
 		s.slots[name] = sl
 	}
 	s.mu.Unlock()
-	sl.once.Do(func() { sl.m, sl.err = s.load(ctx, name) })
+	// Loading is not cancelled with the first caller's context: a cancelled
+	// job must not leave the model unloadable for everyone after it.
+	sl.once.Do(func() { sl.m, sl.err = s.load(context.WithoutCancel(ctx), name) })
 	if sl.err != nil {
 		return nil, sl.err
 	}
