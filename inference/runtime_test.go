@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func testRuntime(t *testing.T) *Runtime {
+func testRuntime(t testing.TB) *Runtime {
 	t.Helper()
 	lib := os.Getenv("FASHIOND_ORT_LIB")
 	if lib == "" {
@@ -21,7 +21,7 @@ func testRuntime(t *testing.T) *Runtime {
 	return rt
 }
 
-func modelPath(t *testing.T, file string) string {
+func modelPath(t testing.TB, file string) string {
 	t.Helper()
 	dir := os.Getenv("FASHIOND_MODELS_DIR")
 	if dir == "" {
