@@ -379,9 +379,16 @@ func Composite(dst *image.RGBA, fg image.Image, alpha *image.Gray, at image.Poin
 // distance from the original edge (no black bars); where it is smaller, bg
 // is centre-cropped.
 func Extend(bg image.Image, w, h int) *image.RGBA {
+	b := bg.Bounds()
+	return ExtendAt(bg, w, h, image.Pt((w-b.Dx())/2, (h-b.Dy())/2))
+}
+
+// ExtendAt is Extend with bg's top-left corner placed at `at` on the canvas
+// (which may be negative: bg is then cropped).
+func ExtendAt(bg image.Image, w, h int, at image.Point) *image.RGBA {
 	src := RGBA(bg)
 	bw, bh := src.Rect.Dx(), src.Rect.Dy()
-	ox, oy := (w-bw)/2, (h-bh)/2
+	ox, oy := at.X, at.Y
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	parallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
@@ -395,11 +402,8 @@ func Extend(bg image.Image, w, h int) *image.RGBA {
 			}
 		}
 	})
-	if ox >= 0 && oy >= 0 && w == bw && h == bh {
-		return out
-	}
-	if ox <= 0 && oy <= 0 {
-		return out // pure crop
+	if ox <= 0 && oy <= 0 && ox+bw >= w && oy+bh >= h {
+		return out // the canvas lies inside bg: a plain crop
 	}
 	// Blur the reflected margins more the farther they are from the edge.
 	blur := image.NewRGBA(out.Rect)
@@ -436,15 +440,19 @@ func Extend(bg image.Image, w, h int) *image.RGBA {
 	return out
 }
 
-// ExtendDepth extends a depth map like Extend (reflection, no blur needed
-// as depth is smooth).
+// ExtendDepth extends a depth map like Extend (reflection; depth is smooth
+// so no blur is needed).
 func ExtendDepth(d *models.Depth, w, h int) *models.Depth {
+	return ExtendDepthAt(d, w, h, image.Pt((w-d.W)/2, (h-d.H)/2))
+}
+
+// ExtendDepthAt is ExtendDepth with d's top-left corner at `at`.
+func ExtendDepthAt(d *models.Depth, w, h int, at image.Point) *models.Depth {
 	out := &models.Depth{W: w, H: h, Data: make([]float32, w*h)}
-	ox, oy := (w-d.W)/2, (h-d.H)/2
 	for y := 0; y < h; y++ {
-		sy := reflect(y-oy, d.H)
+		sy := reflect(y-at.Y, d.H)
 		for x := 0; x < w; x++ {
-			out.Data[y*w+x] = d.Data[sy*d.W+reflect(x-ox, d.W)]
+			out.Data[y*w+x] = d.Data[sy*d.W+reflect(x-at.X, d.W)]
 		}
 	}
 	return out

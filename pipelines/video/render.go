@@ -1,0 +1,290 @@
+package video
+
+import (
+	"image"
+	"math"
+	"sort"
+
+	"fashiond/models"
+	"fashiond/pipelines/scene"
+)
+
+// worldMargin is how much larger than the output the world canvas is, so
+// camera moves never reach its edge.
+const worldMargin = 1.25
+
+// depthDown is the reduction of the background depth map used per pixel
+// (depth is smooth; a smaller map stays in cache).
+const depthDown = 4
+
+// renderer holds the precomputed layers in world coordinates; per frame it
+// only warps and blends.
+type renderer struct {
+	W, H   int // output
+	ww, wh int // world canvas
+	bg     []uint8
+	depth  []float32 // background depth at 1/depthDown
+	dw, dh int
+	// person layer: straight RGB with alpha in A, covering pbox (world)
+	person []uint8
+	pbox   image.Rectangle
+	pivot  float32
+	motion *bodyMotion
+	move   Move
+	grid   []float32
+	// Framing says how the source was fitted ("cover" or "contain").
+	Framing string
+}
+
+// newRenderer lays the scene out on the world canvas for a w x h output.
+func newRenderer(s *scene.Scene, mv Move, w, h int) *renderer {
+	r := &renderer{W: w, H: h, move: mv}
+	r.ww = even(int(math.Round(float64(w) * worldMargin)))
+	r.wh = even(int(math.Round(float64(h) * worldMargin)))
+	sw, sh := s.Image.Rect.Dx(), s.Image.Rect.Dy()
+	kc := math.Min(float64(w)/float64(sw), float64(h)/float64(sh))
+	kv := math.Max(float64(w)/float64(sw), float64(h)/float64(sh))
+	k := kc
+	r.Framing = "contain+extend"
+	if kv/kc <= 1.25 {
+		k, r.Framing = kv, "cover"
+	}
+	cw, ch := max(1, int(math.Round(float64(sw)*k))), max(1, int(math.Round(float64(sh)*k)))
+	ox, oy := (r.ww-cw)/2, (r.wh-ch)/2
+	box := scene.MaskBounds(s.PersonMask, 128)
+	if r.Framing == "cover" && !box.Empty() {
+		// Centre the person horizontally while the content still covers
+		// the view.
+		pc := float64(box.Min.X+box.Max.X) / 2 * k
+		ox = int(math.Round(float64(r.ww)/2 - pc))
+		lo, hi := (r.ww+w)/2-cw, (r.ww-w)/2
+		ox = min(max(ox, lo), hi)
+	}
+	bg := scene.Resize(s.Background, cw, ch)
+	r.bg = scene.ExtendAt(bg, r.ww, r.wh, image.Pt(ox, oy)).Pix
+
+	// Background depth at reduced resolution.
+	r.dw, r.dh = (r.ww+depthDown-1)/depthDown, (r.wh+depthDown-1)/depthDown
+	var bd *models.Depth
+	if s.BackgroundDepth != nil {
+		bd = scene.ResizeDepth(s.BackgroundDepth, max(1, cw/depthDown), max(1, ch/depthDown))
+		r.depth = scene.ExtendDepthAt(bd, r.dw, r.dh, image.Pt(ox/depthDown, oy/depthDown)).Data
+	} else {
+		r.depth = make([]float32, r.dw*r.dh)
+		for i := range r.depth {
+			r.depth[i] = 0.3
+		}
+	}
+	r.pivot = 0.6
+	if !s.HasPerson || box.Empty() {
+		return r
+	}
+	// Person depth: the median of the depth under the confident mask.
+	if s.Depth != nil {
+		var v []float32
+		for i, a := range s.PersonMask.Pix {
+			if a > 200 && i%3 == 0 {
+				v = append(v, s.Depth.Data[i])
+			}
+		}
+		if len(v) > 0 {
+			sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+			r.pivot = v[len(v)/2]
+		}
+	}
+	// The person layer in world coordinates (bounding box plus a margin).
+	img := scene.Resize(s.Image, cw, ch)
+	alpha := scene.ResizeGray(s.PersonMask, cw, ch)
+	pb := image.Rect(int(float64(box.Min.X)*k)+ox-2, int(float64(box.Min.Y)*k)+oy-2,
+		int(math.Ceil(float64(box.Max.X)*k))+ox+2, int(math.Ceil(float64(box.Max.Y)*k))+oy+2)
+	pb = pb.Intersect(image.Rect(ox, oy, ox+cw, oy+ch))
+	r.pbox = pb
+	r.person = make([]uint8, pb.Dx()*pb.Dy()*4)
+	for y := pb.Min.Y; y < pb.Max.Y; y++ {
+		for x := pb.Min.X; x < pb.Max.X; x++ {
+			sx, sy := x-ox, y-oy
+			si := sy*img.Stride + sx*4
+			di := ((y-pb.Min.Y)*pb.Dx() + (x - pb.Min.X)) * 4
+			a := alpha.Pix[sy*alpha.Stride+sx]
+			r.person[di] = img.Pix[si]
+			r.person[di+1] = img.Pix[si+1]
+			r.person[di+2] = img.Pix[si+2]
+			r.person[di+3] = a
+		}
+	}
+	r.motion = newBodyMotion(s.Pose, k, float64(ox), float64(oy), pb, r.wh)
+	return r
+}
+
+func even(v int) int { return v &^ 1 }
+
+// gridStep is the spacing in output pixels of the per-frame mapping grid;
+// both mappings are smooth, so they are computed exactly at grid nodes and
+// interpolated bilinearly in between.
+const gridStep = 8
+
+// render draws frame t (0..1 of the clip) at time tau seconds into out
+// (W x H, stride 4W).
+func (r *renderer) render(out *image.RGBA, t, tau float64) {
+	cam := cameraAt(r.move, t, r.W, r.H, worldMargin)
+	if r.motion != nil {
+		r.motion.update(tau)
+	}
+	csx, csy := float32(r.W)/2, float32(r.H)/2
+	cwx, cwy := float32(r.ww)/2, float32(r.wh)/2
+	zoom, par := float32(cam.Zoom), float32(cam.Parallax)
+	shx, shy := float32(cam.ShiftX), float32(cam.ShiftY)
+	trx, try := float32(cam.TruckX), float32(cam.TruckY)
+	pivot := r.pivot
+	invD := 1 / float32(depthDown)
+	pbx, pby := float32(r.pbox.Min.X), float32(r.pbox.Min.Y)
+
+	// Mapping grids: background world position and person-layer position
+	// for each node.
+	gw, gh := r.W/gridStep+2, r.H/gridStep+2
+	if len(r.grid) != gw*gh*4 {
+		r.grid = make([]float32, gw*gh*4)
+	}
+	g := r.grid
+	scene.ParallelRows(gh, func(j0, j1 int) {
+		for j := j0; j < j1; j++ {
+			sy := float32(j*gridStep) - csy - shy
+			for i := 0; i < gw; i++ {
+				sx := float32(i*gridStep) - csx - shx
+				d := pivot - 0.3
+				var wx, wy float32
+				for it := 0; it < 4; it++ {
+					dd := d - pivot
+					s := 1 + (zoom-1)*(1+par*dd)
+					wx = cwx + (sx-trx*dd)/s
+					wy = cwy + (sy-try*dd)/s
+					if it < 3 {
+						d = scene.SampleFloat(r.depth, r.dw, r.dh, wx*invD, wy*invD)
+					}
+				}
+				px := cwx + sx/zoom
+				py := cwy + sy/zoom
+				if r.motion != nil {
+					dx, dy := r.motion.at(px, py)
+					px -= dx
+					py -= dy
+				}
+				k := (j*gw + i) * 4
+				g[k], g[k+1], g[k+2], g[k+3] = wx, wy, px-pbx, py-pby
+			}
+		}
+	})
+
+	// Screen-space rows and columns the person can reach.
+	var py0, py1, px0, px1 int
+	if r.person != nil {
+		m := float32(0.04*float64(r.pbox.Dy())) + 4
+		px0 = int(csx + zoom*(float32(r.pbox.Min.X)-m-cwx) + shx)
+		px1 = int(csx+zoom*(float32(r.pbox.Max.X)+m-cwx)+shx) + 1
+		py0 = int(csy + zoom*(float32(r.pbox.Min.Y)-m-cwy) + shy)
+		py1 = int(csy+zoom*(float32(r.pbox.Max.Y)+m-cwy)+shy) + 1
+		px0, px1 = max(px0, 0), min(px1, r.W)
+		py0, py1 = max(py0, 0), min(py1, r.H)
+	}
+	pbw, pbh := r.pbox.Dx(), r.pbox.Dy()
+	bgMaxX, bgMaxY := float32(r.ww-1)-0.01, float32(r.wh-1)-0.01
+	const inv = 1.0 / gridStep
+
+	scene.ParallelRows(r.H, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			row := out.Pix[y*out.Stride : y*out.Stride+r.W*4]
+			j := y / gridStep
+			fy := float32(y-j*gridStep) * inv
+			personRow := r.person != nil && y >= py0 && y < py1
+			for i := 0; i*gridStep < r.W; i++ {
+				// vertical interpolation of the two node columns
+				a := g[(j*gw+i)*4:][:4]
+				b := g[((j+1)*gw+i)*4:][:4]
+				c := g[(j*gw+i+1)*4:][:4]
+				d := g[((j+1)*gw+i+1)*4:][:4]
+				var l, rr [4]float32
+				for k := 0; k < 4; k++ {
+					l[k] = a[k] + (b[k]-a[k])*fy
+					rr[k] = c[k] + (d[k]-c[k])*fy
+				}
+				var st [4]float32
+				for k := 0; k < 4; k++ {
+					st[k] = (rr[k] - l[k]) * inv
+				}
+				x0 := i * gridStep
+				xe := min(x0+gridStep, r.W)
+				cur := l
+				for x := x0; x < xe; x++ {
+					o := x * 4
+					var pr, pg, pb, pa uint32
+					if personRow && x >= px0 && x < px1 {
+						pr, pg, pb, pa = samplePerson(r.person, pbw, pbh, cur[2], cur[3])
+					}
+					if pa >= 255*255 {
+						row[o], row[o+1], row[o+2], row[o+3] = uint8(pr/255), uint8(pg/255), uint8(pb/255), 255
+					} else {
+						bx := min(max(cur[0], 0), bgMaxX)
+						by := min(max(cur[1], 0), bgMaxY)
+						br, bg, bb := sampleBG(r.bg, r.ww, bx, by)
+						ia := 255*255 - pa
+						row[o] = uint8((pr*255 + br*ia/255 + 127*255) / (255 * 255))
+						row[o+1] = uint8((pg*255 + bg*ia/255 + 127*255) / (255 * 255))
+						row[o+2] = uint8((pb*255 + bb*ia/255 + 127*255) / (255 * 255))
+						row[o+3] = 255
+					}
+					for k := 0; k < 4; k++ {
+						cur[k] += st[k]
+					}
+				}
+			}
+		}
+	})
+}
+
+// sampleBG samples an opaque RGBA buffer of width w bilinearly at an
+// in-range position; channels are returned scaled by 255 (0..65025).
+func sampleBG(pix []uint8, w int, fx, fy float32) (r, g, b uint32) {
+	xi, yi := int(fx*256), int(fy*256)
+	x0, y0 := xi>>8, yi>>8
+	ax, ay := uint32(xi&255), uint32(yi&255)
+	i := (y0*w + x0) * 4
+	p00 := pix[i : i+8 : i+8]
+	p10 := pix[i+w*4 : i+w*4+8 : i+w*4+8]
+	w00 := (256 - ax) * (256 - ay)
+	w01 := ax * (256 - ay)
+	w10 := (256 - ax) * ay
+	w11 := ax * ay
+	r = (uint32(p00[0])*w00 + uint32(p00[4])*w01 + uint32(p10[0])*w10 + uint32(p10[4])*w11) * 255 >> 16
+	g = (uint32(p00[1])*w00 + uint32(p00[5])*w01 + uint32(p10[1])*w10 + uint32(p10[5])*w11) * 255 >> 16
+	b = (uint32(p00[2])*w00 + uint32(p00[6])*w01 + uint32(p10[2])*w10 + uint32(p10[6])*w11) * 255 >> 16
+	return
+}
+
+// samplePerson samples the straight-alpha person layer (w x h) bilinearly
+// with alpha weighting at (fx, fy); it returns premultiplied colour and
+// alpha, all scaled to 0..65025. Outside the layer alpha is zero.
+func samplePerson(pix []uint8, w, h int, fx, fy float32) (r, g, b, a uint32) {
+	if fx < 0 || fy < 0 || fx >= float32(w-1) || fy >= float32(h-1) {
+		return 0, 0, 0, 0
+	}
+	xi, yi := int(fx*256), int(fy*256)
+	x0, y0 := xi>>8, yi>>8
+	ax, ay := uint32(xi&255), uint32(yi&255)
+	i := (y0*w + x0) * 4
+	p00 := pix[i : i+8 : i+8]
+	p10 := pix[i+w*4 : i+w*4+8 : i+w*4+8]
+	if p00[3]|p00[7]|p10[3]|p10[7] == 0 {
+		return 0, 0, 0, 0
+	}
+	// weights * alpha: (<=65536 * 255) fits in uint32
+	w00 := (256 - ax) * (256 - ay) * uint32(p00[3]) >> 8
+	w01 := ax * (256 - ay) * uint32(p00[7]) >> 8
+	w10 := (256 - ax) * ay * uint32(p10[3]) >> 8
+	w11 := ax * ay * uint32(p10[7]) >> 8
+	// sum of weights is alpha*256 (0..65280)
+	r = (uint32(p00[0])*w00 + uint32(p00[4])*w01 + uint32(p10[0])*w10 + uint32(p10[4])*w11) >> 8
+	g = (uint32(p00[1])*w00 + uint32(p00[5])*w01 + uint32(p10[1])*w10 + uint32(p10[5])*w11) >> 8
+	b = (uint32(p00[2])*w00 + uint32(p00[6])*w01 + uint32(p10[2])*w10 + uint32(p10[6])*w11) >> 8
+	a = (w00 + w01 + w10 + w11) * 255 >> 8
+	return
+}
