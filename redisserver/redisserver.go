@@ -145,8 +145,30 @@ func (s *Server) launch(ctx context.Context) error {
 	s.mu.Lock()
 	s.cmd, s.exited = cmd, exited
 	s.mu.Unlock()
+	if err := os.WriteFile(filepath.Join(dir, "redis.addr"), []byte(s.addr+"\n"), 0o600); err != nil {
+		s.opts.Log.Warn("cannot record the redis address", "err", err)
+	}
 	s.opts.Log.Info("private redis-server started", "addr", s.addr, "dir", dir, "aof", true)
 	return nil
+}
+
+// Running returns the URL of a private redis-server already serving dir (for
+// example one started by `fashiond serve`), so that operator commands share
+// it instead of starting a second server on the same AOF.
+func Running(dir string) (url string, ok bool) {
+	a, err := os.ReadFile(filepath.Join(dir, "redis.addr"))
+	if err != nil {
+		return "", false
+	}
+	pw, err := os.ReadFile(filepath.Join(dir, "redis.password"))
+	if err != nil {
+		return "", false
+	}
+	addr, p := strings.TrimSpace(string(a)), strings.TrimSpace(string(pw))
+	if ping(addr, p) != nil {
+		return "", false
+	}
+	return "redis://:" + p + "@" + addr + "/0", true
 }
 
 // supervise restarts the server with backoff when it dies unexpectedly.

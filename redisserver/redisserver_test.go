@@ -38,6 +38,9 @@ func TestDataSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if u, ok := Running(dir); !ok || u != s.URL() {
+		t.Fatalf("Running(dir) = %q, %v; want %q", u, ok, s.URL())
+	}
 	if got := do(t, s, "SET", "k", "v1"); got != "+OK" {
 		t.Fatalf("SET: %q", got)
 	}
@@ -46,6 +49,9 @@ func TestDataSurvivesRestart(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal("second Close:", err)
+	}
+	if _, ok := Running(dir); ok {
+		t.Fatal("Running reports a stopped server")
 	}
 	s2, err := Start(context.Background(), Options{Dir: dir})
 	if err != nil {
