@@ -1,0 +1,165 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+)
+
+// stuckAfter is how old a non-terminal job must be before the janitor looks
+// at its queue task (a fresh job may not be enqueued yet).
+const stuckAfter = 30 * time.Second
+
+func (s *Service) janitor(every time.Duration) {
+	defer s.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			if err := s.Sweep(ctx); err != nil {
+				s.log.Warn("janitor", "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// Sweep is one janitor pass (Open runs it every JanitorInterval): it deletes
+// jobs past their retention with their outputs and queue tasks, and fails
+// (with refund) jobs that can no longer finish: whose task was lost or
+// archived after its retries (e.g. a worker that kept crashing), or whose
+// model no live worker has served for UnservedTimeout. Safe to run from
+// several processes at once.
+func (s *Service) Sweep(ctx context.Context) error {
+	return errors.Join(s.expire(ctx), s.unstick(ctx))
+}
+
+func (s *Service) expire(ctx context.Context) error {
+	for {
+		ids, err := s.rdb.ZRangeByScore(ctx, keyExpiry, &redis.ZRangeBy{
+			Min: "-inf", Max: strconv.FormatInt(nowMS(), 10), Count: 200}).Result()
+		if err != nil {
+			return fmt.Errorf("expire: %w", err)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		for _, id := range ids {
+			if err := s.store.DeletePrefix(ctx, id+"/"); err != nil {
+				return fmt.Errorf("expire %s: outputs: %w", id, err) // retried next pass
+			}
+			n, err := s.rdb.ZRem(ctx, keyExpiry, id).Result()
+			if err != nil {
+				return fmt.Errorf("expire: %w", err)
+			}
+			if n == 0 {
+				continue // another janitor took it
+			}
+			model, _ := s.rdb.HGet(ctx, keyJob(id), fModel).Result()
+			pipe := s.rdb.TxPipeline()
+			pipe.Del(ctx, keyJob(id))
+			pipe.ZRem(ctx, keyActive, id)
+			if _, err := pipe.Exec(ctx); err != nil {
+				return fmt.Errorf("expire %s: %w", id, err)
+			}
+			if model != "" {
+				s.deleteTask(QueueName(model), id)
+			}
+			s.deleteTask(WebhookQueue, "wh-"+id)
+		}
+		if len(ids) < 200 {
+			return nil
+		}
+	}
+}
+
+// deleteTask removes a task that is not running, ignoring absent ones.
+func (s *Service) deleteTask(queue, id string) {
+	err := s.insp.DeleteTask(queue, id)
+	if err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
+		s.log.Debug("delete task", "queue", queue, "task", id, "err", err)
+	}
+}
+
+func (s *Service) unstick(ctx context.Context) error {
+	ids, err := s.rdb.ZRangeByScore(ctx, keyActive, &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(nowMS()-stuckAfter.Milliseconds(), 10), Count: 500}).Result()
+	if err != nil {
+		return fmt.Errorf("unstick: %w", err)
+	}
+	var errs []error
+	for _, id := range ids {
+		if err := s.unstickOne(ctx, id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Service) unstickOne(ctx context.Context, id string) error {
+	r, err := s.load(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return s.rdb.ZRem(ctx, keyActive, id).Err()
+	}
+	if err != nil {
+		return err
+	}
+	if terminal(r.Status) {
+		return s.rdb.ZRem(ctx, keyActive, id).Err()
+	}
+	queue := QueueName(r.Model)
+	info, err := s.insp.GetTaskInfo(queue, id)
+	var msg string
+	switch {
+	case errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound):
+		msg = "the job's queue entry was lost; credits refunded"
+	case err != nil:
+		return fmt.Errorf("unstick %s: %w", id, err)
+	case info.State == asynq.TaskStateArchived:
+		msg = fmt.Sprintf("the job did not finish after %d attempts (%s); credits refunded", info.Retried+1, describeTaskError(info.LastErr))
+	case info.State == asynq.TaskStatePending || info.State == asynq.TaskStateRetry || info.State == asynq.TaskStateScheduled:
+		if time.Since(r.CreatedAt) < s.opts.UnservedTimeout {
+			return nil
+		}
+		n, err := s.liveWorkers(ctx, r.Model)
+		if err != nil || n > 0 {
+			return err
+		}
+		msg = fmt.Sprintf("no worker serving %s was available for %s; credits refunded", r.Model, s.opts.UnservedTimeout)
+	default:
+		return nil // active: asynq and the workers' reclaim handle crashes
+	}
+	done, err := s.fail(ctx, r, msg)
+	if err != nil {
+		return err
+	}
+	if done {
+		s.log.Warn("failed a stuck job", "job", id, "model", r.Model, "error", msg)
+		r.Status = StatusError
+		s.enqueueWebhook(ctx, r)
+		s.deleteTask(queue, id)
+	}
+	return nil
+}
+
+func describeTaskError(e string) string {
+	switch {
+	case strings.Contains(e, asynq.ErrLeaseExpired.Error()):
+		return "the worker running it stopped"
+	case strings.Contains(e, context.DeadlineExceeded.Error()):
+		return "it ran past its time limit"
+	case e == "":
+		return "no error recorded"
+	}
+	return e
+}

@@ -1,0 +1,102 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// The spec's model names.
+const (
+	ModelPromptTryon    = "prompt-tryon"
+	ModelPoseControl    = "pose-control"
+	ModelModelCreate    = "model-create"
+	ModelProductToModel = "product-to-model"
+	ModelAngles         = "angle-generation"
+	ModelTryon          = "tryon"
+	ModelImageToVideo   = "image-to-video"
+)
+
+// Catalogue lists the spec's models in spec order with their lifecycle.
+var Catalogue = []ModelInfo{
+	{Name: ModelPromptTryon, Lifecycle: "stable"},
+	{Name: ModelPoseControl, Lifecycle: "stable"},
+	{Name: ModelModelCreate, Lifecycle: "stable"},
+	{Name: ModelProductToModel, Lifecycle: "stable"},
+	{Name: ModelAngles, Lifecycle: "stable"},
+	{Name: ModelTryon, Lifecycle: "stable"},
+	{Name: ModelImageToVideo, Lifecycle: "experimental"},
+}
+
+// SuccessStatus is the terminal success value of a model: "success" for
+// prompt-tryon, "succeeded" for every other model.
+func SuccessStatus(model string) string {
+	if model == ModelPromptTryon {
+		return StatusSuccess
+	}
+	return StatusSucceeded
+}
+
+// Priority is a model queue's weight within a worker's image server (asynq
+// weighted priority: a queue with weight 6 is polled about three times as
+// often as one with weight 2). Video runs in its own server so it never
+// holds the image slots.
+func Priority(model string) int {
+	switch model {
+	case ModelImageToVideo:
+		return 2
+	case ModelTryon, ModelPromptTryon, ModelProductToModel:
+		return 6
+	default:
+		return 5
+	}
+}
+
+// isVideo tells which worker server consumes a model's queue.
+func isVideo(model string) bool { return model == ModelImageToVideo }
+
+// liveWorkers counts workers whose last heartbeat for model is recent.
+func (s *Service) liveWorkers(ctx context.Context, model string) (int, error) {
+	min := strconv.FormatInt(nowMS()-HeartbeatTTL.Milliseconds(), 10)
+	n, err := s.rdb.ZCount(ctx, keyServed(model), min, "+inf").Result()
+	if err != nil {
+		return 0, fmt.Errorf("jobs: worker heartbeats: %w", err)
+	}
+	return int(n), nil
+}
+
+// Models lists the spec's models, then any other model a worker has
+// advertised, each with the number of live workers serving it.
+func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
+	known, err := s.rdb.SMembers(ctx, keyModels).Result()
+	if err != nil {
+		return nil, fmt.Errorf("jobs: models: %w", err)
+	}
+	out := append([]ModelInfo(nil), Catalogue...)
+	seen := map[string]bool{}
+	for _, m := range Catalogue {
+		seen[m.Name] = true
+	}
+	sort.Strings(known)
+	for _, name := range known {
+		if !seen[name] {
+			out = append(out, ModelInfo{Name: name, Lifecycle: "experimental"})
+			seen[name] = true
+		}
+	}
+	min := strconv.FormatInt(nowMS()-HeartbeatTTL.Milliseconds(), 10)
+	pipe := s.rdb.Pipeline()
+	counts := make([]interface{ Val() int64 }, len(out))
+	for i, m := range out {
+		counts[i] = pipe.ZCount(ctx, keyServed(m.Name), min, "+inf")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("jobs: models: %w", err)
+	}
+	for i := range out {
+		out[i].Workers = int(counts[i].Val())
+		out[i].Served = out[i].Workers > 0
+	}
+	return out, nil
+}

@@ -1,0 +1,292 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+)
+
+// record is a job as kept in its Redis hash.
+type record struct {
+	Job
+	Cost      int
+	ExpiresAt time.Time
+	Refunded  bool
+	Runner    string // worker id of the latest attempt
+	Attempt   int
+	HookSent  bool // the webhook task was enqueued
+}
+
+// Hash fields of a job record.
+const (
+	fID        = "id"
+	fModel     = "model"
+	fOwner     = "owner"
+	fStatus    = "status"
+	fCreated   = "created_at"
+	fUpdated   = "updated_at"
+	fError     = "error"
+	fOutput    = "output"
+	fInfo      = "outputs_info"
+	fProgress  = "progress"
+	fCost      = "cost"
+	fInputs    = "inputs"
+	fWebhook   = "webhook"
+	fExpires   = "expires_at"
+	fRefunded  = "refunded"
+	fRunner    = "runner"
+	fAttempt   = "attempt"
+	fHookSent  = "hook_sent"
+	timeLayout = time.RFC3339Nano
+)
+
+func parseRecord(m map[string]string) (*record, error) {
+	if len(m) == 0 || m[fID] == "" {
+		return nil, ErrNotFound
+	}
+	r := &record{}
+	r.ID, r.Model, r.Owner, r.Status = m[fID], m[fModel], m[fOwner], m[fStatus]
+	r.Inputs = json.RawMessage(m[fInputs])
+	r.WebhookURL = m[fWebhook]
+	var err error
+	if r.CreatedAt, err = time.Parse(timeLayout, m[fCreated]); err != nil {
+		return nil, fmt.Errorf("jobs: record %s: created_at: %w", r.ID, err)
+	}
+	if v := m[fUpdated]; v != "" {
+		if t, err := time.Parse(timeLayout, v); err == nil {
+			r.UpdatedAt = &t
+		}
+	}
+	if v, ok := m[fError]; ok {
+		r.Error = &v
+	}
+	if v := m[fOutput]; v != "" {
+		if err := json.Unmarshal([]byte(v), &r.Output); err != nil {
+			return nil, fmt.Errorf("jobs: record %s: output: %w", r.ID, err)
+		}
+	}
+	if v := m[fInfo]; v != "" {
+		_ = json.Unmarshal([]byte(v), &r.Outputs)
+	}
+	if v := m[fProgress]; v != "" {
+		var p Progress
+		if json.Unmarshal([]byte(v), &p) == nil {
+			r.Progress = &p
+		}
+	}
+	r.Cost, _ = strconv.Atoi(m[fCost])
+	r.Credits = r.Cost
+	if ms, err := strconv.ParseInt(m[fExpires], 10, 64); err == nil {
+		r.ExpiresAt = time.UnixMilli(ms)
+	}
+	r.Refunded = m[fRefunded] == "1"
+	r.Runner = m[fRunner]
+	r.Attempt, _ = strconv.Atoi(m[fAttempt])
+	r.HookSent = m[fHookSent] == "1"
+	return r, nil
+}
+
+// load reads a job record; ErrNotFound when absent or past its retention.
+func (s *Service) load(ctx context.Context, id string) (*record, error) {
+	if !validID(id) {
+		return nil, ErrNotFound
+	}
+	m, err := s.rdb.HGetAll(ctx, keyJob(id)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("jobs: load %s: %w", id, err)
+	}
+	r, err := parseRecord(m)
+	if err != nil {
+		return nil, err
+	}
+	if !r.ExpiresAt.IsZero() && time.Now().After(r.ExpiresAt) {
+		return nil, ErrNotFound
+	}
+	return r, nil
+}
+
+func validID(id string) bool {
+	_, err := uuid.Parse(id)
+	return err == nil && len(id) == 36
+}
+
+// terminal reports whether a status is final.
+func terminal(status string) bool { return status != StatusStarting }
+
+// Get returns owner's job; ErrNotFound for unknown, expired and other
+// owners' jobs.
+func (s *Service) Get(ctx context.Context, owner, id string) (*Job, error) {
+	r, err := s.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Owner != owner {
+		return nil, ErrNotFound
+	}
+	j := r.Job
+	return &j, nil
+}
+
+// submitScript reserves credits and creates the job record in one step.
+// KEYS: credits, job, ledger, expiry, active.
+// ARGV: cost, ttl ms, expires ms, job id, ledger entry, created ms, field/value pairs...
+var submitScript = redis.NewScript(`
+local bal = tonumber(redis.call('GET', KEYS[1]) or '0')
+local cost = tonumber(ARGV[1])
+if bal < cost then return {0, bal} end
+if redis.call('EXISTS', KEYS[2]) == 1 then return redis.error_reply('job id exists') end
+local nb = redis.call('DECRBY', KEYS[1], cost)
+redis.call('HSET', KEYS[2], unpack(ARGV, 7))
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+if cost > 0 then
+  redis.call('LPUSH', KEYS[3], ARGV[5])
+  redis.call('LTRIM', KEYS[3], 0, 9999)
+end
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4])
+redis.call('ZADD', KEYS[5], ARGV[6], ARGV[4])
+return {1, nb}`)
+
+// rollbackScript undoes submitScript when the enqueue failed.
+// KEYS: credits, job, ledger, expiry, active. ARGV: cost, ledger entry, job id.
+var rollbackScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+redis.call('LREM', KEYS[3], 1, ARGV[2])
+redis.call('ZREM', KEYS[4], ARGV[3])
+redis.call('ZREM', KEYS[5], ARGV[3])
+return 1`)
+
+// Submit creates a job: ErrModelUnavailable (no charge) when no live worker
+// serves the model, *CreditsError (no job, no change) when the balance is
+// short; else the credits are reserved and the job record created in one
+// Lua script, then the task is enqueued on the model's queue with the job id
+// as task id (rolled back in one script if that fails).
+func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Job, error) {
+	if req.Owner == "" || req.Model == "" {
+		return nil, errors.New("jobs: submit needs an owner and a model")
+	}
+	if req.Cost < 0 {
+		return nil, errors.New("jobs: negative cost")
+	}
+	if len(req.Inputs) == 0 {
+		req.Inputs = json.RawMessage("{}")
+	}
+	n, err := s.liveWorkers(ctx, req.Model)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w %s", ErrModelUnavailable, req.Model)
+	}
+	id := uuid.NewString()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	exp := now.Add(s.opts.Retention)
+	created := now.Format(timeLayout)
+	entry := ledgerJSON("charge", id, req.Model, -int64(req.Cost))
+	keys := []string{keyCredits(req.Owner), keyJob(id), keyLedger(req.Owner), keyExpiry, keyActive}
+	args := []any{req.Cost, s.opts.Retention.Milliseconds(), exp.UnixMilli(), id, entry, now.UnixMilli(),
+		fID, id, fModel, req.Model, fOwner, req.Owner, fStatus, StatusStarting,
+		fCreated, created, fUpdated, created, fCost, req.Cost, fInputs, string(req.Inputs),
+		fWebhook, req.WebhookURL, fExpires, exp.UnixMilli()}
+	res, err := submitScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
+	if err != nil {
+		return nil, fmt.Errorf("jobs: submit: %w", err)
+	}
+	if res[0] == 0 {
+		return nil, &CreditsError{Balance: res[1], Cost: req.Cost}
+	}
+	task := asynq.NewTask(taskJob, []byte(id))
+	_, err = s.client.EnqueueContext(ctx, task,
+		asynq.TaskID(id), asynq.Queue(QueueName(req.Model)), asynq.MaxRetry(s.opts.MaxRetry),
+		asynq.Timeout(s.timeout(req.Model)+time.Minute))
+	if err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if rerr := rollbackScript.Run(rctx, s.rdb, keys, req.Cost, entry, id).Err(); rerr != nil {
+			s.log.Error("rollback of a job whose enqueue failed", "job", id, "err", rerr)
+		}
+		return nil, fmt.Errorf("jobs: enqueue: %w", err)
+	}
+	return &Job{ID: id, Model: req.Model, Status: StatusStarting, CreatedAt: now, UpdatedAt: &now,
+		Credits: req.Cost, Owner: req.Owner, Inputs: req.Inputs, WebhookURL: req.WebhookURL}, nil
+}
+
+// claimScript marks the start of an attempt on a non-terminal job.
+// KEYS: job. ARGV: runner, attempt, progress JSON, updated.
+var claimScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'status') ~= 'starting' then return 0 end
+redis.call('HSET', KEYS[1], 'runner', ARGV[1], 'attempt', ARGV[2], 'progress', ARGV[3], 'updated_at', ARGV[4])
+return 1`)
+
+// progressScript updates the progress of a non-terminal job.
+// KEYS: job. ARGV: progress JSON, updated.
+var progressScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'status') ~= 'starting' then return 0 end
+redis.call('HSET', KEYS[1], 'progress', ARGV[1], 'updated_at', ARGV[2])
+return 1`)
+
+// succeedScript is the one transition to success.
+// KEYS: job, active. ARGV: status, output JSON, outputs_info JSON, updated, job id.
+var succeedScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'status') ~= 'starting' then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'output', ARGV[2], 'outputs_info', ARGV[3], 'updated_at', ARGV[4])
+redis.call('HDEL', KEYS[1], 'progress')
+redis.call('ZREM', KEYS[2], ARGV[5])
+return 1`)
+
+// failScript is the one transition to error, refunding the cost once.
+// KEYS: job, active, credits, ledger. ARGV: message, updated, job id, ledger entry.
+var failScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'status') ~= 'starting' then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'error', 'error', ARGV[1], 'updated_at', ARGV[2])
+redis.call('HDEL', KEYS[1], 'progress')
+redis.call('ZREM', KEYS[2], ARGV[3])
+if redis.call('HGET', KEYS[1], 'refunded') ~= '1' then
+  local c = tonumber(redis.call('HGET', KEYS[1], 'cost') or '0')
+  if c and c > 0 then
+    redis.call('INCRBY', KEYS[3], c)
+    redis.call('LPUSH', KEYS[4], ARGV[4])
+    redis.call('LTRIM', KEYS[4], 0, 9999)
+  end
+  redis.call('HSET', KEYS[1], 'refunded', '1')
+end
+return 1`)
+
+func stamp() string { return time.Now().UTC().Format(timeLayout) }
+
+// succeed moves a job to its success status; false when it was already
+// terminal.
+func (s *Service) succeed(ctx context.Context, r *record, output []string, info []OutputInfo) (bool, error) {
+	out, _ := json.Marshal(output)
+	inf, _ := json.Marshal(info)
+	n, err := succeedScript.Run(ctx, s.rdb, []string{keyJob(r.ID), keyActive},
+		SuccessStatus(r.Model), out, inf, stamp(), r.ID).Int()
+	if err != nil {
+		return false, fmt.Errorf("jobs: finish %s: %w", r.ID, err)
+	}
+	return n == 1, nil
+}
+
+// fail moves a job to error with msg and refunds it once; false when it was
+// already terminal.
+func (s *Service) fail(ctx context.Context, r *record, msg string) (bool, error) {
+	n, err := failScript.Run(ctx, s.rdb, []string{keyJob(r.ID), keyActive, keyCredits(r.Owner), keyLedger(r.Owner)},
+		msg, stamp(), r.ID, ledgerJSON("refund", r.ID, r.Model, int64(r.Cost))).Int()
+	if err != nil {
+		return false, fmt.Errorf("jobs: fail %s: %w", r.ID, err)
+	}
+	return n == 1, nil
+}
+
+func (s *Service) setProgress(ctx context.Context, id string, p Progress) error {
+	b, _ := json.Marshal(p)
+	return progressScript.Run(ctx, s.rdb, []string{keyJob(id)}, b, stamp()).Err()
+}

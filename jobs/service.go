@@ -1,0 +1,298 @@
+package jobs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"fashiond/fetch"
+	"fashiond/storage"
+)
+
+// Defaults of Options.
+const (
+	DefaultRetention       = 72 * time.Hour
+	DefaultImageTimeout    = 5 * time.Minute
+	DefaultVideoTimeout    = 15 * time.Minute
+	DefaultMaxRetry        = 2
+	DefaultJanitorInterval = 30 * time.Second
+	DefaultUnservedTimeout = 10 * time.Minute
+	// WebhookTimeout bounds one webhook delivery attempt (the spec's 15 s).
+	WebhookTimeout = 15 * time.Second
+)
+
+// Liveness of worker heartbeats: a worker beats every HeartbeatInterval and
+// counts as live while its last beat is younger than HeartbeatTTL.
+const (
+	HeartbeatInterval = 2 * time.Second
+	HeartbeatTTL      = 6 * time.Second
+)
+
+// DefaultWebhookBackoff is the delay before webhook retry n (1-based; the
+// last value repeats): 12 retries over about 23 hours.
+var DefaultWebhookBackoff = []time.Duration{
+	5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 4 * time.Hour, 4 * time.Hour, 4 * time.Hour, 4 * time.Hour, 4 * time.Hour,
+}
+
+// Options configures Open.
+type Options struct {
+	// RedisURL is "redis://[:password@]host:port[/db]" (or rediss://), or a
+	// bare "host:port". Ignored when Redis is set.
+	RedisURL string
+	// Redis is an existing client to use instead of RedisURL; Close does
+	// not close it.
+	Redis redis.UniversalClient
+	// Store holds outputs and studio images (required).
+	Store storage.Store
+	// Retention is how long jobs and their outputs live (DefaultRetention).
+	Retention time.Duration
+	// WebhookSecret is the Standard Webhooks secret "whsec_<base64>". Empty:
+	// the secret kept in Redis, generated at the first start.
+	WebhookSecret string
+	// WebhookClient posts webhooks. Nil: fetch.NewClient with the default
+	// address policy (no private addresses) and a 15 s timeout. Pass
+	// fetch.NewClient(policy) with the service's FASHIOND_FETCH_ALLOW.
+	WebhookClient *http.Client
+	// WebhookBackoff is the retry schedule (DefaultWebhookBackoff); its
+	// length is the number of retries.
+	WebhookBackoff []time.Duration
+	// Timeouts overrides the per-model run time limit (DefaultImageTimeout,
+	// DefaultVideoTimeout for image-to-video).
+	Timeouts map[string]time.Duration
+	// MaxRetry is the retry budget of a job for transient failures and
+	// worker crashes (DefaultMaxRetry). Negative: none.
+	MaxRetry int
+	// RetryDelay is the delay before retry n (1-based) of a job after a
+	// transient failure (default n*2 s). A crashed worker's job is retried
+	// without delay.
+	RetryDelay func(n int) time.Duration
+	// JanitorInterval is how often expired jobs are deleted and stuck jobs
+	// failed (DefaultJanitorInterval); negative disables the janitor.
+	JanitorInterval time.Duration
+	// UnservedTimeout fails a queued job (with refund) when no live worker
+	// has served its model for this long (DefaultUnservedTimeout).
+	UnservedTimeout time.Duration
+	// Log receives the service's logs (slog.Default()).
+	Log *slog.Logger
+}
+
+// Service is the job system over Redis: it implements Backend (for the API)
+// and pipelines.Studio (for the pipelines), and is the base of a Worker.
+type Service struct {
+	rdb       redis.UniversalClient
+	ownsRedis bool
+	client    *asynq.Client
+	insp      *asynq.Inspector
+	store     storage.Store
+	opts      Options
+	secret    []byte // decoded webhook secret
+	secretStr string
+	hook      *http.Client
+	log       *slog.Logger
+
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+var (
+	_ Backend = (*Service)(nil)
+)
+
+// Open connects to Redis, loads or creates the webhook secret and starts the
+// janitor. Close it when done.
+func Open(ctx context.Context, o Options) (*Service, error) {
+	if o.Store == nil {
+		return nil, errors.New("jobs: Options.Store is required")
+	}
+	if o.Retention <= 0 {
+		o.Retention = DefaultRetention
+	}
+	if len(o.WebhookBackoff) == 0 {
+		o.WebhookBackoff = DefaultWebhookBackoff
+	}
+	if o.MaxRetry == 0 {
+		o.MaxRetry = DefaultMaxRetry
+	} else if o.MaxRetry < 0 {
+		o.MaxRetry = 0
+	}
+	if o.RetryDelay == nil {
+		o.RetryDelay = func(n int) time.Duration { return time.Duration(n) * 2 * time.Second }
+	}
+	if o.JanitorInterval == 0 {
+		o.JanitorInterval = DefaultJanitorInterval
+	}
+	if o.UnservedTimeout <= 0 {
+		o.UnservedTimeout = DefaultUnservedTimeout
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	s := &Service{store: o.Store, opts: o, log: o.Log.With("component", "jobs"), stop: make(chan struct{})}
+	if o.Redis != nil {
+		s.rdb = o.Redis
+	} else {
+		rdb, err := dialRedis(o.RedisURL)
+		if err != nil {
+			return nil, err
+		}
+		s.rdb, s.ownsRedis = rdb, true
+	}
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		s.closeRedis()
+		return nil, fmt.Errorf("jobs: redis: %w", err)
+	}
+	s.client = asynq.NewClientFromRedisClient(s.rdb)
+	s.insp = asynq.NewInspectorFromRedisClient(s.rdb)
+	if err := s.loadSecret(ctx, o.WebhookSecret); err != nil {
+		s.closeRedis()
+		return nil, err
+	}
+	s.hook = o.WebhookClient
+	if s.hook == nil {
+		s.hook = fetch.NewClient(fetch.Policy{TotalTimeout: WebhookTimeout})
+	}
+	if o.JanitorInterval > 0 {
+		s.wg.Add(1)
+		go s.janitor(o.JanitorInterval)
+	}
+	return s, nil
+}
+
+func dialRedis(u string) (redis.UniversalClient, error) {
+	if u == "" {
+		return nil, errors.New("jobs: no Redis URL or client given")
+	}
+	if !strings.Contains(u, "://") {
+		u = "redis://" + u
+	}
+	opt, err := redis.ParseURL(u)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: redis URL: %w", err)
+	}
+	return redis.NewClient(opt), nil
+}
+
+func (s *Service) closeRedis() {
+	if s.ownsRedis {
+		s.rdb.Close()
+	}
+}
+
+// Close stops the janitor and closes the connections Open made. It is
+// idempotent and nil-safe.
+func (s *Service) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		s.wg.Wait()
+		s.client.Close()
+		s.insp.Close()
+		s.closeRedis()
+	})
+	return nil
+}
+
+// Redis is the service's Redis client (for the lead's health checks and
+// operator commands).
+func (s *Service) Redis() redis.UniversalClient { return s.rdb }
+
+// Store is the blob store.
+func (s *Service) Store() storage.Store { return s.store }
+
+// Retention is the configured job lifetime.
+func (s *Service) Retention() time.Duration { return s.opts.Retention }
+
+// Ready reports whether Redis answers.
+func (s *Service) Ready(ctx context.Context) error {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return nil
+}
+
+// WebhookSecret is the "whsec_..." secret webhooks are signed with (for an
+// operator command that shows it; never log it).
+func (s *Service) WebhookSecret() string { return s.secretStr }
+
+func (s *Service) loadSecret(ctx context.Context, given string) error {
+	if given == "" {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return err
+		}
+		fresh := "whsec_" + base64.StdEncoding.EncodeToString(b)
+		set, err := s.rdb.SetNX(ctx, keySecret, fresh, 0).Result()
+		if err != nil {
+			return fmt.Errorf("jobs: webhook secret: %w", err)
+		}
+		if set {
+			s.log.Info("generated a webhook signing secret and stored it in Redis (show it with the operator command; it is never logged)")
+		}
+		given, err = s.rdb.Get(ctx, keySecret).Result()
+		if err != nil {
+			return fmt.Errorf("jobs: webhook secret: %w", err)
+		}
+	}
+	key, err := decodeSecret(given)
+	if err != nil {
+		return err
+	}
+	s.secret, s.secretStr = key, given
+	return nil
+}
+
+// timeout is a model's run time limit.
+func (s *Service) timeout(model string) time.Duration {
+	if d, ok := s.opts.Timeouts[model]; ok && d > 0 {
+		return d
+	}
+	if model == ModelImageToVideo {
+		return DefaultVideoTimeout
+	}
+	return DefaultImageTimeout
+}
+
+// Redis keys. Everything the jobs package keeps is under "fashiond:".
+const (
+	keySecret  = "fashiond:webhook_secret"
+	keyKeys    = "fashiond:keys"    // hash: key hash -> keyRecord JSON
+	keyExpiry  = "fashiond:expiry"  // zset: job id -> expiry unix ms
+	keyActive  = "fashiond:active"  // zset: non-terminal job id -> created unix ms
+	keyWorkers = "fashiond:workers" // zset: worker id -> last beat unix ms
+	keyModels  = "fashiond:models"  // set: every model a worker ever advertised
+)
+
+func keyJob(id string) string        { return "fashiond:job:" + id }
+func keyCredits(owner string) string { return "fashiond:credits:" + owner }
+func keyLedger(owner string) string  { return "fashiond:ledger:" + owner }
+func keyServed(model string) string  { return "fashiond:served:" + model }
+func keyWorker(id string) string     { return "fashiond:worker:" + id }
+func keyStudio(owner string) string  { return "fashiond:studio:" + owner }
+
+// QueueName is the asynq queue of a model's jobs.
+func QueueName(model string) string { return "fashiond:" + model }
+
+// WebhookQueue is the asynq queue of webhook deliveries.
+const WebhookQueue = "fashiond:webhooks"
+
+// Task types.
+const (
+	taskJob     = "fashiond:job"
+	taskWebhook = "fashiond:webhook"
+)
+
+func nowMS() int64 { return time.Now().UnixMilli() }

@@ -1,0 +1,147 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"fashiond/pipelines"
+	"fashiond/storage"
+)
+
+var _ pipelines.Studio = Studio{}
+
+// Studio is the pipelines.Studio of a Service (Service itself cannot be one:
+// its Get is Backend's). Get it with Service.Studio.
+type Studio struct{ s *Service }
+
+// Studio returns the studio view of s for pipelines.Request.Studio.
+func (s *Service) Studio() Studio { return Studio{s} }
+
+// studioKey is the blob key of a saved model's image.
+func studioKey(owner, id string) string {
+	p := owner
+	if len(p) > 16 {
+		p = p[:16]
+	}
+	return "studio/" + p + "/" + id + ".png"
+}
+
+// Save stores a saved model of owner: the image as PNG in the blob store
+// under studio/<owner prefix>/<id>.png and the record in Redis. Saved
+// models do not expire.
+func (st Studio) Save(ctx context.Context, owner string, m pipelines.SavedModel, img image.Image) (pipelines.SavedModel, error) {
+	s := st.s
+	if owner == "" || img == nil {
+		return m, errors.New("jobs: studio save needs an owner and an image")
+	}
+	if m.ID == "" {
+		m.ID = uuid.NewString()
+	} else if !validID(m.ID) {
+		return m, fmt.Errorf("jobs: studio id %q is not a UUID", m.ID)
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = time.Now().UTC().Truncate(time.Millisecond)
+	}
+	b := img.Bounds()
+	m.Width, m.Height = b.Dx(), b.Dy()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return m, fmt.Errorf("jobs: studio image: %w", err)
+	}
+	key := studioKey(owner, m.ID)
+	if err := s.store.Put(ctx, key, "image/png", &buf); err != nil {
+		return m, fmt.Errorf("jobs: studio image: %w", err)
+	}
+	m.ImageURL = s.store.URL(key)
+	rec, _ := json.Marshal(m)
+	if err := s.rdb.HSet(ctx, keyStudio(owner), m.ID, rec).Err(); err != nil {
+		return m, fmt.Errorf("jobs: studio: %w", err)
+	}
+	return m, nil
+}
+
+// Get returns a saved model of owner and its image; pipelines.ErrNotFound
+// when absent.
+func (st Studio) Get(ctx context.Context, owner, id string) (pipelines.SavedModel, image.Image, error) {
+	s := st.s
+	m, err := s.GetSaved(ctx, owner, id)
+	if err != nil {
+		return m, nil, err
+	}
+	rc, _, err := s.store.Open(ctx, studioKey(owner, m.ID))
+	if errors.Is(err, storage.ErrNotFound) {
+		return m, nil, fmt.Errorf("saved model %s: image missing: %w", id, pipelines.ErrNotFound)
+	}
+	if err != nil {
+		return m, nil, err
+	}
+	defer rc.Close()
+	img, err := png.Decode(rc)
+	if err != nil {
+		return m, nil, fmt.Errorf("jobs: saved model %s image: %w", id, err)
+	}
+	return m, img, nil
+}
+
+// GetSaved returns a saved model record of owner; an error matching both
+// ErrNotFound and pipelines.ErrNotFound when absent.
+func (s *Service) GetSaved(ctx context.Context, owner, id string) (pipelines.SavedModel, error) {
+	var m pipelines.SavedModel
+	if !validID(id) {
+		return m, errStudioNotFound
+	}
+	v, err := s.rdb.HGet(ctx, keyStudio(owner), id).Result()
+	if errors.Is(err, redis.Nil) {
+		return m, errStudioNotFound
+	}
+	if err != nil {
+		return m, fmt.Errorf("jobs: studio: %w", err)
+	}
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return m, fmt.Errorf("jobs: studio record %s: %w", id, err)
+	}
+	return m, nil
+}
+
+// ListSaved lists owner's saved models, newest first.
+func (s *Service) ListSaved(ctx context.Context, owner string) ([]pipelines.SavedModel, error) {
+	all, err := s.rdb.HGetAll(ctx, keyStudio(owner)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("jobs: studio: %w", err)
+	}
+	out := make([]pipelines.SavedModel, 0, len(all))
+	for _, v := range all {
+		var m pipelines.SavedModel
+		if json.Unmarshal([]byte(v), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// errStudioNotFound matches both jobs.ErrNotFound (for the API) and
+// pipelines.ErrNotFound (for pipelines).
+var errStudioNotFound = notFound{}
+
+type notFound struct{}
+
+func (notFound) Error() string { return "not found" }
+func (notFound) Is(target error) bool {
+	return target == ErrNotFound || target == pipelines.ErrNotFound
+}

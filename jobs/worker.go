@@ -1,0 +1,527 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"fashiond/pipelines"
+)
+
+// Defaults of WorkerOptions.
+const (
+	DefaultConcurrency       = 2
+	DefaultVideoConcurrency  = 1
+	DefaultWebhookWorkers    = 4
+	DefaultShutdownTimeout   = 5 * time.Minute
+	DefaultTaskCheckInterval = 50 * time.Millisecond
+)
+
+// Crash recovery. asynq v0.26 gives a dequeued task a 30 s lease that the
+// server's heartbeat extends every 5 s; its recoverer, which runs when a
+// server starts and then once a minute, re-queues tasks whose lease expired
+// more than 30 s ago. Alone that re-runs a crashed worker's job 60 to 120 s
+// after the crash. A worker therefore also sweeps (at start and with every
+// heartbeat) the lease sets of its queues: a lease not extended for
+// orphanAfter whose job's runner has no live heartbeat is set to expire at
+// once (score 0), so the next recoverer pass, at the latest a minute later
+// and at once when a worker starts, re-queues it. The re-run is idempotent:
+// outputs go to deterministic keys, the terminal transition is a Lua
+// compare-and-set, the refund is flagged in the same script and credits are
+// only charged at submission.
+const orphanAfter = 15 * time.Second
+
+// leaseKey is asynq v0.26's lease set of a queue (internal/base.LeaseKey).
+func leaseKey(queue string) string { return "asynq:{" + queue + "}:lease" }
+
+// WorkerOptions configures NewWorker.
+type WorkerOptions struct {
+	// Concurrency is the number of image-model jobs run at once
+	// (DefaultConcurrency).
+	Concurrency int
+	// VideoConcurrency is the number of image-to-video jobs run at once, in
+	// a separate asynq server so that videos never hold the image slots
+	// (DefaultVideoConcurrency).
+	VideoConcurrency int
+	// WebhookWorkers is the number of webhook deliveries at once
+	// (DefaultWebhookWorkers); negative: this worker delivers none.
+	WebhookWorkers int
+	// Models is the subset of the registry this worker serves; empty: all.
+	Models []string
+	// ShutdownTimeout is how long Shutdown lets running jobs finish before
+	// they are pushed back to their queue for another worker
+	// (DefaultShutdownTimeout).
+	ShutdownTimeout time.Duration
+	// TaskCheckInterval is the idle poll interval of the job queues
+	// (DefaultTaskCheckInterval): the pickup latency of an idle worker is
+	// about half to one and a half of it.
+	TaskCheckInterval time.Duration
+	// Log receives the worker's logs (the service's logger).
+	Log *slog.Logger
+}
+
+// Worker consumes the queues of the models it serves, runs their pipelines,
+// stores outputs, delivers webhooks and advertises its models by heartbeat.
+type Worker struct {
+	svc    *Service
+	reg    *pipelines.Registry
+	loader pipelines.ImageLoader
+	opts   WorkerOptions
+	id     string
+	models []string
+	log    *slog.Logger
+
+	base       context.Context // jobs' base context, cancelled when shutdown gives up
+	cancelBase context.CancelFunc
+	servers    []*asynq.Server
+	stopBeat   chan struct{}
+	beatDone   chan struct{}
+	mu         sync.Mutex
+	started    bool
+	stopped    bool
+}
+
+// NewWorker prepares a worker for the models of reg (or opts.Models).
+func NewWorker(svc *Service, reg *pipelines.Registry, loader pipelines.ImageLoader, opts WorkerOptions) (*Worker, error) {
+	if svc == nil || reg == nil || loader == nil {
+		return nil, errors.New("jobs: NewWorker needs a service, a registry and an image loader")
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.VideoConcurrency <= 0 {
+		opts.VideoConcurrency = DefaultVideoConcurrency
+	}
+	if opts.WebhookWorkers == 0 {
+		opts.WebhookWorkers = DefaultWebhookWorkers
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if opts.TaskCheckInterval <= 0 {
+		opts.TaskCheckInterval = DefaultTaskCheckInterval
+	}
+	if opts.Log == nil {
+		opts.Log = svc.opts.Log
+	}
+	models := opts.Models
+	if len(models) == 0 {
+		models = reg.Names()
+	}
+	seen := map[string]bool{}
+	var uniq []string
+	for _, m := range models {
+		if _, ok := reg.Get(m); !ok {
+			return nil, fmt.Errorf("jobs: worker: no pipeline for model %q", m)
+		}
+		if !seen[m] {
+			seen[m] = true
+			uniq = append(uniq, m)
+		}
+	}
+	if len(uniq) == 0 && opts.WebhookWorkers < 0 {
+		return nil, errors.New("jobs: worker: no models to serve and no webhooks to deliver")
+	}
+	id := uuid.NewString()[:13]
+	w := &Worker{svc: svc, reg: reg, loader: loader, opts: opts, id: id, models: uniq,
+		log: opts.Log.With("component", "worker", "worker", id)}
+	return w, nil
+}
+
+// ID is the worker's id (in heartbeats and job records).
+func (w *Worker) ID() string { return w.id }
+
+// Models lists the models the worker serves.
+func (w *Worker) Models() []string { return append([]string(nil), w.models...) }
+
+// Start advertises the worker's models, re-queues orphaned jobs of its
+// queues and starts consuming. It returns at once.
+func (w *Worker) Start() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started {
+		return errors.New("jobs: worker already started")
+	}
+	w.started = true
+	ctx := context.Background()
+	w.base, w.cancelBase = context.WithCancel(context.Background())
+	if err := w.beat(ctx, true); err != nil {
+		return err
+	}
+	w.reclaim(ctx)
+
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(taskJob, w.handleJob)
+	mux.HandleFunc(taskWebhook, w.handleWebhook)
+	images, video := map[string]int{}, map[string]int{}
+	for _, m := range w.models {
+		if isVideo(m) {
+			video[QueueName(m)] = Priority(m)
+		} else {
+			images[QueueName(m)] = Priority(m)
+		}
+	}
+	type server struct {
+		queues      map[string]int
+		concurrency int
+		check       time.Duration
+	}
+	var specs []server
+	if len(images) > 0 {
+		specs = append(specs, server{images, w.opts.Concurrency, w.opts.TaskCheckInterval})
+	}
+	if len(video) > 0 {
+		specs = append(specs, server{video, w.opts.VideoConcurrency, w.opts.TaskCheckInterval})
+	}
+	if w.opts.WebhookWorkers > 0 {
+		specs = append(specs, server{map[string]int{WebhookQueue: 1}, w.opts.WebhookWorkers, 500 * time.Millisecond})
+	}
+	for _, sp := range specs {
+		srv := asynq.NewServerFromRedisClient(w.svc.rdb, asynq.Config{
+			Concurrency:              sp.concurrency,
+			Queues:                   sp.queues,
+			TaskCheckInterval:        sp.check,
+			DelayedTaskCheckInterval: time.Second,
+			ShutdownTimeout:          w.opts.ShutdownTimeout,
+			BaseContext:              func() context.Context { return w.base },
+			RetryDelayFunc:           w.retryDelay,
+			Logger:                   asynqLogger{w.log},
+			LogLevel:                 asynq.WarnLevel,
+		})
+		if err := srv.Start(mux); err != nil {
+			for _, s := range w.servers {
+				s.Shutdown()
+			}
+			w.servers = nil
+			w.unadvertise(ctx)
+			return fmt.Errorf("jobs: worker: %w", err)
+		}
+		w.servers = append(w.servers, srv)
+	}
+	w.stopBeat, w.beatDone = make(chan struct{}), make(chan struct{})
+	go w.beatLoop()
+	w.log.Info("worker started", "models", w.models, "concurrency", w.opts.Concurrency)
+	return nil
+}
+
+// Run starts the worker and shuts it down gracefully when ctx ends.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	w.Shutdown()
+	return nil
+}
+
+// Shutdown stops advertising the worker's models (new submissions for models
+// no other worker serves get ErrModelUnavailable), stops taking jobs, lets
+// running jobs finish for ShutdownTimeout, then pushes the rest back to
+// their queues for another worker and returns. Idempotent.
+func (w *Worker) Shutdown() {
+	w.mu.Lock()
+	if !w.started || w.stopped {
+		w.stopped = true
+		w.mu.Unlock()
+		return
+	}
+	w.stopped = true
+	w.mu.Unlock()
+	ctx := context.Background()
+	w.unadvertise(ctx)
+	// asynq pushes unfinished jobs back at ShutdownTimeout; a second later
+	// their contexts end so the pipelines stop.
+	giveUp := time.AfterFunc(w.opts.ShutdownTimeout+time.Second, w.cancelBase)
+	var wg sync.WaitGroup
+	for _, s := range w.servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.Shutdown() }()
+	}
+	wg.Wait()
+	giveUp.Stop()
+	w.cancelBase()
+	close(w.stopBeat)
+	<-w.beatDone
+	pipe := w.svc.rdb.TxPipeline()
+	pipe.ZRem(ctx, keyWorkers, w.id)
+	pipe.Del(ctx, keyWorker(w.id))
+	if _, err := pipe.Exec(ctx); err != nil {
+		w.log.Warn("remove worker heartbeat", "err", err)
+	}
+	w.log.Info("worker stopped")
+}
+
+func (w *Worker) beatLoop() {
+	defer close(w.beatDone)
+	t := time.NewTicker(HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stopBeat:
+			return
+		case <-t.C:
+			w.mu.Lock()
+			advertise := !w.stopped
+			w.mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), HeartbeatInterval)
+			if err := w.beat(ctx, advertise); err != nil {
+				w.log.Warn("heartbeat", "err", err)
+			}
+			if advertise {
+				w.reclaim(ctx)
+			}
+			cancel()
+		}
+	}
+}
+
+// beat records the worker as live and, when advertise, as serving its
+// models.
+func (w *Worker) beat(ctx context.Context, advertise bool) error {
+	now := float64(nowMS())
+	pipe := w.svc.rdb.Pipeline()
+	pipe.ZAdd(ctx, keyWorkers, redis.Z{Score: now, Member: w.id})
+	if advertise {
+		host, _ := os.Hostname()
+		info, _ := json.Marshal(map[string]any{"models": w.models, "host": host, "pid": os.Getpid()})
+		pipe.Set(ctx, keyWorker(w.id), info, 3*HeartbeatTTL)
+		for _, m := range w.models {
+			pipe.ZAdd(ctx, keyServed(m), redis.Z{Score: now, Member: w.id})
+			pipe.SAdd(ctx, keyModels, m)
+		}
+	}
+	// Forget workers that have been silent for a minute.
+	pipe.ZRemRangeByScore(ctx, keyWorkers, "-inf", strconv.FormatInt(nowMS()-60_000, 10))
+	_, err := pipe.Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("jobs: heartbeat: %w", err)
+	}
+	return nil
+}
+
+func (w *Worker) unadvertise(ctx context.Context) {
+	pipe := w.svc.rdb.Pipeline()
+	for _, m := range w.models {
+		pipe.ZRem(ctx, keyServed(m), w.id)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		w.log.Warn("withdraw heartbeat", "err", err)
+	}
+}
+
+// reclaimScript expires the leases of orphaned tasks (see orphanAfter).
+// KEYS: lease set, workers. ARGV: stale lease score (unix s), live beat
+// minimum (unix ms), job key prefix.
+var reclaimScript = redis.NewScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '(0', '(' .. ARGV[1])
+local n = 0
+for _, id in ipairs(ids) do
+  local alive = false
+  local runner = redis.call('HGET', ARGV[3] .. id, 'runner')
+  if runner then
+    local beat = redis.call('ZSCORE', KEYS[2], runner)
+    if beat and tonumber(beat) >= tonumber(ARGV[2]) then alive = true end
+  end
+  if not alive then
+    redis.call('ZADD', KEYS[1], 'XX', 0, id)
+    n = n + 1
+  end
+end
+return n`)
+
+// reclaim marks the orphaned tasks of the worker's queues for the asynq
+// recoverer.
+func (w *Worker) reclaim(ctx context.Context) {
+	// A live server's lease score is its last extension + 30 s.
+	stale := time.Now().Add(30*time.Second - orphanAfter).Unix()
+	live := nowMS() - HeartbeatTTL.Milliseconds()
+	for _, m := range w.models {
+		n, err := reclaimScript.Run(ctx, w.svc.rdb, []string{leaseKey(QueueName(m)), keyWorkers},
+			stale, live, "fashiond:job:").Int()
+		if err != nil {
+			w.log.Warn("reclaim orphaned jobs", "queue", QueueName(m), "err", err)
+			continue
+		}
+		if n > 0 {
+			w.log.Warn("jobs of a stopped worker will be re-run", "model", m, "count", n)
+		}
+	}
+}
+
+func (w *Worker) retryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if t.Type() == taskWebhook {
+		b := w.svc.opts.WebhookBackoff
+		if n >= len(b) {
+			n = len(b) - 1
+		}
+		return b[n]
+	}
+	if errors.Is(err, asynq.ErrLeaseExpired) {
+		return 0
+	}
+	return w.svc.opts.RetryDelay(n + 1)
+}
+
+// errShutdown ends a job attempt that the worker's shutdown interrupted;
+// asynq has pushed the task back to its queue.
+var errShutdown = errors.New("jobs: worker shut down during the job")
+
+func (w *Worker) handleJob(ctx context.Context, t *asynq.Task) error {
+	id := string(t.Payload())
+	r, err := w.svc.load(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil // expired or rolled back: nothing to do
+	}
+	if err != nil {
+		return err
+	}
+	if terminal(r.Status) {
+		// A re-run after the terminal transition (the worker stopped
+		// before acknowledging): make sure the webhook went out.
+		w.svc.enqueueWebhook(ctx, r)
+		return nil
+	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	attempt := retried + 1
+	log := w.log.With("job", id, "model", r.Model, "attempt", attempt)
+	p0, _ := json.Marshal(Progress{Stage: "running", Attempt: attempt})
+	n, err := claimScript.Run(ctx, w.svc.rdb, []string{keyJob(id)}, w.id, attempt, p0, stamp()).Int()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	pl, ok := w.reg.Get(r.Model)
+	if !ok {
+		return w.finishError(ctx, r, fmt.Sprintf("model %s is not served by this worker", r.Model), log)
+	}
+	limit := w.svc.timeout(r.Model)
+	rctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	start := time.Now()
+	req := &pipelines.Request{
+		JobID: id, Model: r.Model, Owner: r.Owner, Inputs: r.Inputs,
+		Images: w.loader, Studio: w.svc.Studio(), Progress: w.progress(rctx, id, attempt),
+	}
+	res, err := runPipeline(rctx, pl, req)
+	var outs []string
+	var info []OutputInfo
+	if err == nil {
+		outs, info, err = w.svc.storeOutputs(rctx, id, res)
+	}
+	if err != nil {
+		switch {
+		case w.base.Err() != nil:
+			log.Warn("job interrupted by shutdown; it goes back to the queue")
+			return errShutdown
+		case ctx.Err() != nil:
+			// asynq cancelled the attempt (lease lost): another worker
+			// owns the job now.
+			return ctx.Err()
+		case errors.Is(rctx.Err(), context.DeadlineExceeded):
+			return w.finishError(ctx, r, fmt.Sprintf("the job took longer than %s and was stopped", limit), log)
+		case pipelines.IsTransient(err) && retried < maxRetry:
+			log.Warn("transient failure; the job will be retried", "err", err)
+			_ = w.svc.setProgress(ctx, id, Progress{Stage: "retrying", Detail: errorMessage(err), Attempt: attempt})
+			return err
+		}
+		return w.finishError(ctx, r, errorMessage(err), log)
+	}
+	done, err := w.svc.succeed(ctx, r, outs, info)
+	if err != nil {
+		return err
+	}
+	if done {
+		log.Info("job succeeded", "outputs", len(outs), "took", time.Since(start).Round(time.Millisecond))
+		r.Status = SuccessStatus(r.Model)
+		w.svc.enqueueWebhook(ctx, r)
+	}
+	return nil
+}
+
+func (w *Worker) finishError(ctx context.Context, r *record, msg string, log *slog.Logger) error {
+	done, err := w.svc.fail(ctx, r, msg)
+	if err != nil {
+		return err
+	}
+	if done {
+		log.Info("job failed", "error", msg)
+		r.Status = StatusError
+		w.svc.enqueueWebhook(ctx, r)
+	}
+	return fmt.Errorf("%s: %w", msg, asynq.SkipRetry)
+}
+
+// errorMessage is the job's error text for a pipeline error: the message of
+// a *pipelines.Error, else the error prefixed "internal error: ".
+func errorMessage(err error) string {
+	var pe *pipelines.Error
+	if errors.As(err, &pe) {
+		return pe.Msg
+	}
+	return "internal error: " + err.Error()
+}
+
+// runPipeline runs p, turning a panic into a permanent job error.
+func runPipeline(ctx context.Context, p pipelines.Pipeline, req *pipelines.Request) (res *pipelines.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("pipeline panic", "model", req.Model, "job", req.JobID, "panic", v, "stack", string(debug.Stack()))
+			res, err = nil, pipelines.Failf("internal error: the %s pipeline crashed", req.Model)
+		}
+	}()
+	res, err = p.Run(ctx, req)
+	if err == nil && (res == nil || len(res.Outputs) == 0) {
+		err = pipelines.Failf("internal error: the %s pipeline returned no output", req.Model)
+	}
+	return res, err
+}
+
+// progress returns the job's ProgressFunc: it writes at most every 200 ms,
+// and always on a new stage or at the end.
+func (w *Worker) progress(ctx context.Context, id string, attempt int) pipelines.ProgressFunc {
+	var mu sync.Mutex
+	var last time.Time
+	var lastStage string
+	return func(stage string, fraction float64, detail string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fraction < 0 {
+			fraction = 0
+		} else if fraction > 1 {
+			fraction = 1
+		}
+		if stage == lastStage && fraction < 1 && time.Since(last) < 200*time.Millisecond {
+			return
+		}
+		last, lastStage = time.Now(), stage
+		if err := w.svc.setProgress(ctx, id, Progress{Stage: stage, Fraction: fraction, Detail: detail, Attempt: attempt}); err != nil && ctx.Err() == nil {
+			w.log.Debug("progress", "job", id, "err", err)
+		}
+	}
+}
+
+// asynqLogger sends asynq's logs to slog.
+type asynqLogger struct{ l *slog.Logger }
+
+func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...), "from", "asynq") }
+func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...), "from", "asynq") }
+func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...), "from", "asynq") }
+func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...), "from", "asynq") }
+func (a asynqLogger) Fatal(args ...any) {
+	a.l.Error(fmt.Sprint(args...), "from", "asynq")
+	os.Exit(1)
+}
