@@ -212,6 +212,10 @@ func (s *server) backendError(w http.ResponseWriter, r *http.Request, op string,
 
 var runKeys = []string{"inputs", "model_name", "webhook_url"}
 
+// sdkPollKeys are the fashn SDK's subscribe() polling options, which it
+// sends inside the POST /v1/run body; they are accepted and ignored.
+var sdkPollKeys = []string{"pollInterval", "timeout", "maxRetries"}
+
 func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	if e := checkJSONContentType(r.Header.Get("Content-Type")); e != "" {
 		writeError(w, http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "", e)
@@ -276,7 +280,9 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, jobs.ErrModelUnavailable):
 		msg := fmt.Sprintf("no worker currently serves model %s; no credits were charged", req.model)
-		w.Header().Set("Retry-After", "30")
+		// The SDK would honour Retry-After and retry a 5xx three times;
+		// answer at once instead (GET /v1/models shows what is served).
+		w.Header().Set("X-Should-Retry", "false")
 		writeJSON(w, http.StatusServiceUnavailable, ErrorBody{Error: msg, Message: msg, Code: CodeModelUnavailable, Model: req.model})
 		return
 	case err != nil:
@@ -316,7 +322,7 @@ func parseRunBody(body []byte, q map[string][]string) (runRequest, *ValidationEr
 		return req, verr("", CodeInvalidJSON, "the request body is not valid JSON: %v", err)
 	}
 	o := object{path: "", m: top}
-	if k := o.firstUnknown(runKeys); k != "" {
+	if k := o.firstUnknown(append(slices.Clone(runKeys), sdkPollKeys...)); k != "" {
 		return req, verr(clipKey(k), CodeUnknownField, "%s is not a field of the request body; accepted fields: %s", clipKey(k), strings.Join(runKeys, ", "))
 	}
 	model, _, e := o.str("model_name", false)

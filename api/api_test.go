@@ -175,6 +175,12 @@ func TestRunNormalisedInputsReachBackend(t *testing.T) {
 	if r.status != 200 || hs.fake.submitted[1].WebhookURL != "https://h.example.com/1" {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
+	// The fashn SDK's subscribe() puts its polling options in the body.
+	r = hs.do("POST", "/v1/run", keyAlice,
+		`{"model_name":"tryon","inputs":`+minimalInputs["tryon"]+`,"pollInterval":1000,"timeout":300000,"maxRetries":3}`)
+	if r.status != 200 {
+		t.Fatalf("SDK poll options: %d %s", r.status, r.body)
+	}
 }
 
 func TestRunErrors(t *testing.T) {
@@ -259,6 +265,9 @@ func TestRunModelUnavailable(t *testing.T) {
 	r.wantError(t, 503, CodeModelUnavailable, "")
 	if r.err.Error != "no worker currently serves model image-to-video; no credits were charged" {
 		t.Errorf("message %q", r.err.Error)
+	}
+	if r.header.Get("X-Should-Retry") != "false" {
+		t.Error("model_unavailable must tell the SDK not to retry")
 	}
 	if hs.fake.balance["owner-alice"] != 1000 {
 		t.Error("credits charged")

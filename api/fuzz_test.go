@@ -1,0 +1,78 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"fashiond/jobs"
+)
+
+// FuzzValidate sends random bodies through the whole handler and random
+// inputs through Validate: never a panic, never a 5xx, always a JSON body;
+// accepted inputs normalise to valid JSON whose cost Cost reproduces.
+func FuzzValidate(f *testing.F) {
+	for _, m := range ModelNames {
+		f.Add(m, minimalInputs[m])
+	}
+	for _, tc := range validateCases {
+		f.Add(tc.model, tc.inputs)
+	}
+	f.Add("tryon", `{"personImage":"data:image/png;base64,`+strings.Repeat("A", 64)+`","garmentImage":"http://[::1]:80/"}`)
+	f.Add("pose-control", `{"modelImage":"x","poses":[{"type":"template","cdnUrl":{"a":1}}]}`)
+	f.Add("angle-generation", `{"imageUrl":"`+img+`","angleIds":["front",null]}`)
+	f.Add("", `{"model_name":"tryon","inputs":`)
+	fake := newFake()
+	h := New(Options{Backend: fake})
+	f.Fuzz(func(t *testing.T, model, inputs string) {
+		norm, cost, verr := Validate(model, json.RawMessage(inputs))
+		if verr == nil {
+			if !json.Valid(norm) || cost < 1 {
+				t.Fatalf("accepted %s %s: normalised %s cost %d", model, inputs, norm, cost)
+			}
+			if c, err := Cost(model, norm); err != nil || c != cost {
+				t.Fatalf("Cost(normalised) = %d, %v; Validate said %d", c, err, cost)
+			}
+			// Normalising is idempotent.
+			again, cost2, verr2 := Validate(model, norm)
+			if verr2 != nil || !bytes.Equal(again, norm) || cost2 != cost {
+				t.Fatalf("not idempotent: %s -> %s (%v)", norm, again, verr2)
+			}
+		} else if verr.Code == "" || verr.Msg == "" {
+			t.Fatalf("empty error %+v", verr)
+		}
+
+		for _, body := range []string{
+			`{"model_name":` + quoteJSON(model) + `,"inputs":` + inputs + `}`,
+			inputs,
+		} {
+			r := httptest.NewRequest("POST", "/v1/run", strings.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Authorization", "Bearer "+keyAlice)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code >= 500 {
+				t.Fatalf("%d for %q: %s", w.Code, body, w.Body)
+			}
+			var e map[string]any
+			if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil {
+				t.Fatalf("%d body not JSON: %s", w.Code, w.Body)
+			}
+			if w.Code >= 400 && (e["code"] == "" || e["error"] == "") {
+				t.Fatalf("%d error without code: %s", w.Code, w.Body)
+			}
+		}
+		fake.mu.Lock()
+		fake.balance["owner-alice"] = 1000
+		fake.jobs = map[string]*jobs.Job{}
+		fake.submitted = nil
+		fake.mu.Unlock()
+	})
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
