@@ -221,6 +221,22 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		if mi == len(opt.Modes)-1 {
+			// Worker memory with every model loaded, before the stages add
+			// their buffers.
+			if err := s.Preload(ctx); err != nil {
+				s.Close()
+				return nil, err
+			}
+			runtime.GC()
+			rep.RSSAllModelsMB = mb(RSSBytes())
+			for _, r := range s.Runners() {
+				rep.LoadedModels = append(rep.LoadedModels, r.Model+"/"+r.Mode+"/"+r.Device)
+				if rep.Device == "" || rep.Device == "auto" {
+					rep.Device = r.Device
+				}
+			}
+		}
 		sctx := context.WithValue(ctx, suiteKey{}, s)
 		for _, st := range opt.Stages {
 			fn := builtin(s, in, st)
@@ -248,21 +264,6 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 			r.RSSMB = mb(RSSBytes())
 			results[st] = append(results[st], r)
 			opt.Log.Debug("stage done", "stage", st, "batching", batching, "p50_ms", r.P50MS, "throughput", r.Throughput)
-		}
-		if mi == len(opt.Modes)-1 {
-			// Worker memory with every model loaded.
-			if err := s.Preload(ctx); err != nil {
-				s.Close()
-				return nil, err
-			}
-			runtime.GC()
-			rep.RSSAllModelsMB = mb(RSSBytes())
-			for _, r := range s.Runners() {
-				rep.LoadedModels = append(rep.LoadedModels, r.Model+"/"+r.Mode+"/"+r.Device)
-				if rep.Device == "" || rep.Device == "auto" {
-					rep.Device = r.Device
-				}
-			}
 		}
 		if err := s.Close(); err != nil {
 			return nil, err
