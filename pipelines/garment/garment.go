@@ -204,9 +204,11 @@ func segmentPlain(lab []Lab, w, h int, bg bgModel) (m, raw *image.Gray) {
 		}
 		diag := math.Hypot(float64(w), float64(h))
 		m = mask.Open(m, 1.5)
+		raw = m
 		// Stripes that match the background are bridged; the radius stays
 		// small so that armpits and the crotch keep their shape.
 		m = mask.Largest(mask.Close(m, max(4, 8*diag/1448)))
+		m = dropWedges(m, raw, int(300*(diag/1448)*(diag/1448)))
 		m = mask.FillHoles(m)
 		if mask.Count(m) >= w*h/100 {
 			return m, raw
@@ -299,6 +301,45 @@ func cutout(img *image.RGBA, m *image.Gray) *image.NRGBA {
 			q := y*out.Stride + x*4
 			copy(out.Pix[q:q+3], img.Pix[o:o+3])
 			out.Pix[q+3] = a.Pix[y*w+x]
+		}
+	}
+	return out
+}
+
+// dropWedges removes the small pieces the closing added on the outline
+// (the wedges it fills in sharp concave corners such as armpits), keeping
+// the large ones (stripes that match the background) and inner ones.
+func dropWedges(closed, raw *image.Gray, maxArea int) *image.Gray {
+	w, h := closed.Rect.Dx(), closed.Rect.Dy()
+	diff := image.NewGray(closed.Rect)
+	for i, v := range closed.Pix {
+		if v >= 128 && raw.Pix[i] < 128 {
+			diff.Pix[i] = 255
+		}
+	}
+	lab, sizes := mask.Components(diff)
+	touches := make([]bool, len(sizes))
+	for i, l := range lab {
+		if l == 0 || sizes[l] >= maxArea {
+			continue
+		}
+		x, y := i%w, i/w
+		for _, j := range [4]int{i - 1, i + 1, i - w, i + w} {
+			if (j == i-1 && x == 0) || (j == i+1 && x == w-1) || j < 0 || j >= w*h {
+				touches[l] = true
+				continue
+			}
+			if closed.Pix[j] < 128 {
+				touches[l] = true
+			}
+		}
+		_ = y
+	}
+	out := image.NewGray(closed.Rect)
+	copy(out.Pix, closed.Pix)
+	for i, l := range lab {
+		if l != 0 && sizes[l] < maxArea && touches[l] {
+			out.Pix[i] = 0
 		}
 	}
 	return out

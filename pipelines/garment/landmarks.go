@@ -378,8 +378,8 @@ func (s *shape) topLandmarks(lab []Lab, w int) (map[string]models.Point, bool, b
 	}
 	// Sleeve ends.
 	if sleeves {
-		lm["left_sleeve_end"] = s.sleeveEnd(lm["left_shoulder"], ul, true)
-		lm["right_sleeve_end"] = s.sleeveEnd(lm["right_shoulder"], ur, false)
+		lm["left_sleeve_end"], lm["left_cuff_outer"], lm["left_cuff_inner"] = s.sleeveEnd(lm["left_shoulder"], ul, true)
+		lm["right_sleeve_end"], lm["right_cuff_outer"], lm["right_cuff_inner"] = s.sleeveEnd(lm["right_shoulder"], ur, false)
 	} else {
 		lm["left_sleeve_end"] = lm["left_shoulder"]
 		lm["right_sleeve_end"] = lm["right_shoulder"]
@@ -438,7 +438,7 @@ func (s *shape) neckline(lab []Lab, w, cx int, topC, neckHalf float64) float64 {
 // sleeveEnd finds the midpoint of a sleeve's opening: sleeve pixels lie
 // outside the shoulder-underarm line; the cuff is the band farthest along
 // the sleeve's axis and its corners are the extremes across the axis.
-func (s *shape) sleeveEnd(sh, ua models.Point, left bool) models.Point {
+func (s *shape) sleeveEnd(sh, ua models.Point, left bool) (end, outer, inner models.Point) {
 	// Outward normal of the line sh->ua.
 	dx, dy := ua.X-sh.X, ua.Y-sh.Y
 	nx, ny := dy, -dx
@@ -447,7 +447,7 @@ func (s *shape) sleeveEnd(sh, ua models.Point, left bool) models.Point {
 	}
 	nl := math.Hypot(nx, ny)
 	if nl == 0 {
-		return sh
+		return sh, sh, ua
 	}
 	nx, ny = nx/nl, ny/nl
 	var px, py []float64
@@ -466,7 +466,7 @@ func (s *shape) sleeveEnd(sh, ua models.Point, left bool) models.Point {
 		}
 	}
 	if len(px) < 20 {
-		return sh
+		return sh, sh, ua
 	}
 	// The outer cuff corner is the sleeve pixel farthest out from the
 	// shoulder-underarm line;
@@ -485,6 +485,7 @@ func (s *shape) sleeveEnd(sh, ua models.Point, left bool) models.Point {
 		return best, bd >= 0
 	}
 	outer, bp := models.Point{}, math.Inf(-1)
+	_ = bp
 	for i := range px {
 		if v := (px[i]-sh.X)*nx + (py[i]-sh.Y)*ny; v > bp {
 			outer, bp = pt(px[i], py[i]), v
@@ -492,11 +493,11 @@ func (s *shape) sleeveEnd(sh, ua models.Point, left bool) models.Point {
 	}
 	inner, ok := far(sh, outer, 0.4*math.Hypot(sh.X-ua.X, sh.Y-ua.Y))
 	if !ok {
-		return outer
+		return outer, outer, outer
 	}
 	_ = sx
 	_ = sy
-	return pt((outer.X+inner.X)/2, (outer.Y+inner.Y)/2)
+	return pt((outer.X+inner.X)/2, (outer.Y+inner.Y)/2), outer, inner
 }
 
 // wornLandmarks places a worn top's landmarks from the wearer's pose and the
@@ -547,6 +548,20 @@ func wornLandmarks(ctx context.Context, p models.Perception, img *image.RGBA, g 
 	lm["left_sleeve_end"] = along(a, ea, wa)
 	lm["right_sleeve_end"] = along(b, eb, wb)
 	sw := b.X - a.X
+	for _, sd := range []struct {
+		name string
+		sh   models.Keypoint
+	}{{"left", a}, {"right", b}} {
+		e := lm[sd.name+"_sleeve_end"]
+		dx, dy := e.X-sd.sh.X, e.Y-sd.sh.Y
+		l := math.Max(math.Hypot(dx, dy), 1)
+		nx, ny := -dy/l*0.13*math.Abs(sw), dx/l*0.13*math.Abs(sw)
+		if (sd.name == "left") == (nx > 0) {
+			nx, ny = -nx, -ny
+		}
+		lm[sd.name+"_cuff_outer"] = pt(e.X+nx, e.Y+ny)
+		lm[sd.name+"_cuff_inner"] = pt(e.X-nx, e.Y-ny)
+	}
 	cx := (a.X + b.X) / 2
 	lm["left_underarm"] = pt(a.X+0.1*sw, a.Y+0.45*math.Abs(sw))
 	lm["right_underarm"] = pt(b.X-0.1*sw, b.Y+0.45*math.Abs(sw))
