@@ -88,7 +88,13 @@ func (p Policy) checkDial(network, address string) error {
 func (p Policy) checkLiteralHost(host string) error {
 	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
 	if err != nil {
-		return nil // a name: checked after resolution by the dialer
+		// "localhost" and *.localhost always mean loopback (RFC 6761);
+		// other names are checked after resolution by the dialer.
+		h := strings.ToLower(strings.TrimSuffix(host, "."))
+		if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+			return p.CheckAddr(netip.AddrFrom4([4]byte{127, 0, 0, 1}))
+		}
+		return nil
 	}
 	return p.CheckAddr(a)
 }
@@ -138,8 +144,9 @@ func checkURL(u *url.URL) error {
 	return nil
 }
 
-// CheckURL is CheckURLSyntax plus, when the host is a literal IP address,
-// the address rules of p. Host names are only checked when connecting.
+// CheckURL is CheckURLSyntax plus, when the host is a literal IP address
+// or localhost, the address rules of p. Other host names are only checked
+// when connecting (after DNS resolution).
 func (p Policy) CheckURL(raw string) error {
 	if err := CheckURLSyntax(raw); err != nil {
 		return err

@@ -161,7 +161,10 @@ func TestPolicyCheckURL(t *testing.T) {
 		"http://[::ffff:10.0.0.1]/":               false,
 		"http://10.0.0.1/":                        false,
 		"http://8.8.8.8/":                         true,
-		"http://localhost/":                       true, // names are checked at connect time
+		"http://localhost/":                       false,
+		"http://LOCALHOST./":                      false,
+		"http://app.localhost:8080/":              false,
+		"http://example.com/":                     true, // names are checked at connect time
 	} {
 		if err := p.CheckURL(raw); (err == nil) != ok {
 			t.Errorf("%s: ok=%v want %v (%v)", raw, err == nil, ok, err)
