@@ -233,3 +233,35 @@ func TestCancelledFirstLoadDoesNotPoison(t *testing.T) {
 		t.Fatalf("after a cancelled first call: %v", err)
 	}
 }
+
+// FuzzRatioCrop checks the crop geometry ToTier uses for any image size and
+// any ratio string a request may carry.
+func FuzzRatioCrop(f *testing.F) {
+	f.Add(1000, 2000, "3:4")
+	f.Add(1, 1, "21:9")
+	f.Add(5000, 3, "1:1")
+	f.Add(640, 480, "0:4")
+	f.Add(640, 480, "9999999999:1")
+	f.Fuzz(func(t *testing.T, w, h int, ratio string) {
+		if w < 1 || h < 1 || w > 1<<15 || h > 1<<15 {
+			return
+		}
+		a, b, err := ParseRatio(ratio)
+		if err != nil || a > 1<<15 || b > 1<<15 {
+			return
+		}
+		cw, ch := ratioCrop(w, h, a, b)
+		if cw < 1 || ch < 1 || cw > w || ch > h {
+			t.Fatalf("%dx%d to %d:%d: crop %dx%d out of bounds", w, h, a, b, cw, ch)
+		}
+		if cw != w && ch != h {
+			t.Fatalf("%dx%d to %d:%d: crop %dx%d cuts both sides", w, h, a, b, cw, ch)
+		}
+		// Aspect within one pixel of a:b (unless clamped to a 1-pixel side).
+		if cw > 1 && ch > 1 {
+			if d := math.Abs(float64(cw)*float64(b) - float64(ch)*float64(a)); d > float64(max(a, b)) {
+				t.Fatalf("%dx%d to %d:%d: crop %dx%d aspect off by %.0f", w, h, a, b, cw, ch, d)
+			}
+		}
+	})
+}

@@ -11,12 +11,14 @@ import (
 	"fashiond/inference"
 )
 
-// Super-resolution tiling. Tiles are srTile x srTile input pixels, adjacent
-// tiles overlap by at least srOverlap pixels, and overlapping outputs are
-// blended with linear feathering weights over 4*srOverlap output pixels.
+// Super-resolution tiling. Tiles are srTile x srTile input pixels (srTileGPU
+// on CUDA), adjacent tiles overlap by at least srOverlap pixels, and
+// overlapping outputs are blended with linear feathering weights over
+// 4*srOverlap output pixels.
 // Images smaller than a tile are padded by reflection and cropped after.
 const (
 	srTile    = 128
+	srTileGPU = 256 // on CUDA: fewer, larger tiles keep the GPU busy
 	srOverlap = 16
 	srScale   = 4
 )
@@ -110,9 +112,12 @@ func (s *Suite) SuperResolve(ctx context.Context, img image.Image, m SRModel) (i
 	}
 	src := asNRGBA(img)
 	w, h := src.Rect.Dx(), src.Rect.Dy()
-	pw, ph := max(w, srTile), max(h, srTile)
-	src = reflectPad(src, pw, ph)
 	t := srTile
+	if mod.device == "cuda" {
+		t = srTileGPU
+	}
+	pw, ph := max(w, t), max(h, t)
+	src = reflectPad(src, pw, ph)
 	xs, ys := tilePositions(pw, t, srOverlap), tilePositions(ph, t, srOverlap)
 
 	ow, oh := w*srScale, h*srScale
