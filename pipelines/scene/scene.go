@@ -50,6 +50,8 @@ type Scene struct {
 	DepthFallback bool
 	// Pose is the pose model's result on Image.
 	Pose *models.Pose
+	// Parsing is the skin/clothes/hair parsing of Image.
+	Parsing *models.Parsing
 	// HasPerson reports whether a person covering a usable area was found.
 	HasPerson bool
 	// Notes says what was approximated (e.g. the depth fallback).
@@ -86,6 +88,7 @@ func Layers(ctx context.Context, p models.Perception, img image.Image, o Options
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	s.Parsing = parse
 	s.PersonMask = refineMask(w, h, sel, pose, parse)
 	area := MaskArea(s.PersonMask)
 	s.HasPerson = area > 0.005*float64(w*h)
@@ -208,7 +211,7 @@ func fillBackground(src *image.RGBA, mask *image.Gray) (*image.Gray, *image.RGBA
 	if !any {
 		return image.NewGray(src.Rect), bg, nil
 	}
-	r := float32(max(4, 0.009*diag(w, h)))
+	r := float32(max(4, 0.006*diag(w, h)))
 	hole = dilate(hole, w, h, r)
 	holeMask := boolToGray(hole, w, h)
 
@@ -261,9 +264,9 @@ func fillBackground(src *image.RGBA, mask *image.Gray) (*image.Gray, *image.RGBA
 	blurFloat(noise, w, h, 1)
 	gain := float32(sigma) * 1.6
 
-	// Blend the fill in over the outer part of the dilation band: the band
-	// is there for fringe pixels the mask may have missed, and keeping most
-	// of the original there avoids a seam.
+	// Blend the fill in over the outer 3 pixels of the hole: no seam, and
+	// no person fringe left on the plate (re-renders move the person away
+	// from where it was).
 	inside := make([]bool, len(hole))
 	for i, v := range hole {
 		inside[i] = !v
@@ -273,7 +276,7 @@ func fillBackground(src *image.RGBA, mask *image.Gray) (*image.Gray, *image.RGBA
 		if !v {
 			continue
 		}
-		a := clampf(dIn[i]/(0.6*r), 0, 1)
+		a := clampf(dIn[i]/3, 0, 1)
 		a = a * a * (3 - 2*a)
 		n := noise[i] * gain
 		for c := 0; c < 3; c++ {

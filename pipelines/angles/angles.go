@@ -1,0 +1,268 @@
+// Package angles is the angle-generation reference pipeline: the photo is
+// split into person and background layers with depth (pipelines/scene) and
+// each requested angle is re-rendered classically. front is the source view
+// cleaned and re-framed; left45/right45 are depth-image-based renderings of
+// the person (an elliptic body cross-section plus the depth model's layout,
+// z-buffered forward warp, stretched and mirrored disocclusion fill) over a
+// depth-shifted background plate; leftSide/rightSide turn the same model by
+// 90 degrees (a profile-width silhouette whose unseen half mirrors the seen
+// half); back mirrors the front texture with the face replaced by hair and
+// front prints removed. Each output records its method and, plainly, what
+// the approximation cannot know.
+package angles
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"math"
+
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/scene"
+)
+
+// Pipeline implements pipelines.Pipeline for "angle-generation".
+type Pipeline struct {
+	p models.Perception
+}
+
+// New returns the angle-generation pipeline over the perception models.
+func New(p models.Perception) *Pipeline { return &Pipeline{p: p} }
+
+// Name implements pipelines.Pipeline.
+func (*Pipeline) Name() string { return "angle-generation" }
+
+// Inputs are the normalised inputs of angle-generation.
+type Inputs struct {
+	ImageURL     string   `json:"imageUrl"`
+	AngleIDs     []string `json:"angleIds"`
+	Quality      string   `json:"quality"`
+	Ratio        string   `json:"ratio"`
+	ReturnBase64 bool     `json:"return_base64"`
+}
+
+// Angle ids of the spec.
+const (
+	Front     = "front"
+	Back      = "back"
+	LeftSide  = "leftSide"
+	RightSide = "rightSide"
+	Left45    = "left45"
+	Right45   = "right45"
+)
+
+// validAngle reports whether id is one of the spec's angle ids.
+func validAngle(id string) bool {
+	switch id {
+	case Front, Back, LeftSide, RightSide, Left45, Right45:
+		return true
+	}
+	return false
+}
+
+// maxWorkPixels bounds the working resolution; the tier step upscales.
+const maxWorkPixels = 1_000_000
+
+// View is one rendered angle before the tier step.
+type View struct {
+	Image  *image.RGBA
+	Method string
+	Notes  []string
+}
+
+// Run implements pipelines.Pipeline.
+func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
+	var in Inputs
+	if err := json.Unmarshal(req.Inputs, &in); err != nil {
+		return nil, pipelines.Failf("invalid inputs: %v", err)
+	}
+	if in.ImageURL == "" {
+		return nil, pipelines.Failf("inputs.imageUrl is required")
+	}
+	if len(in.AngleIDs) == 0 || len(in.AngleIDs) > 6 {
+		return nil, pipelines.Failf("inputs.angleIds must list 1 to 6 angles")
+	}
+	seen := map[string]bool{}
+	for i, id := range in.AngleIDs {
+		if !validAngle(id) {
+			return nil, pipelines.Failf("inputs.angleIds[%d]: unknown angle %q (use front, back, leftSide, rightSide, left45, right45)", i, id)
+		}
+		if seen[id] {
+			return nil, pipelines.Failf("inputs.angleIds[%d]: duplicate angle %q", i, id)
+		}
+		seen[id] = true
+	}
+	if _, err := models.TierPixels(in.Quality); err != nil {
+		return nil, pipelines.Failf("inputs.quality: %v", err)
+	}
+	if in.Ratio != "" {
+		if _, _, err := models.ParseRatio(in.Ratio); err != nil {
+			return nil, pipelines.Failf("inputs.ratio: %v", err)
+		}
+	}
+	progress := req.Progress
+	if progress == nil {
+		progress = func(string, float64, string) {}
+	}
+	progress("load", 0.02, "")
+	img, err := req.Images.Load(ctx, "inputs.imageUrl", in.ImageURL)
+	if err != nil {
+		return nil, err
+	}
+	b := img.Bounds()
+	ratio := in.Ratio
+	if ratio == "" {
+		ratio = models.RatioOf(b.Dx(), b.Dy())
+	}
+	quality := in.Quality
+	if quality == "" {
+		quality = "1k"
+	}
+	progress("layers", 0.05, "person, background and depth")
+	r, err := p.Prepare(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	n := len(in.AngleIDs)
+	res := &pipelines.Result{}
+	for i, id := range in.AngleIDs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		base := 0.2 + 0.8*float64(i)/float64(n)
+		progress("angle", base, fmt.Sprintf("%s (%d/%d)", id, i+1, n))
+		v, err := r.Render(id, ratio)
+		if err != nil {
+			return nil, err
+		}
+		progress("upscale", base+0.5*0.8/float64(n), fmt.Sprintf("%s (%d/%d) to %s", id, i+1, n, quality))
+		out, err := p.p.ToTier(ctx, v.Image, quality, ratio)
+		if err != nil {
+			return nil, fmt.Errorf("angle %s: %w", id, err)
+		}
+		res.Outputs = append(res.Outputs, pipelines.Output{
+			Image: out, Path: "reference", Method: v.Method, Notes: v.Notes, DataURI: in.ReturnBase64,
+		})
+	}
+	progress("done", 1, "")
+	return res, nil
+}
+
+// Renderer renders angles of one prepared photo.
+type Renderer struct {
+	s     *scene.Scene
+	body  *body
+	parse *models.Parsing
+	faces []models.Face
+}
+
+// Prepare splits the photo into layers once for all angles.
+func (p *Pipeline) Prepare(ctx context.Context, img image.Image) (*Renderer, error) {
+	b := img.Bounds()
+	if b.Dx() < 32 || b.Dy() < 32 {
+		return nil, pipelines.Failf("inputs.imageUrl: image %dx%d is too small (need at least 32x32)", b.Dx(), b.Dy())
+	}
+	work := scene.RGBA(img)
+	if px := b.Dx() * b.Dy(); px > maxWorkPixels {
+		k := math.Sqrt(float64(maxWorkPixels) / float64(px))
+		work = scene.Resize(img, max(1, int(float64(b.Dx())*k)), max(1, int(float64(b.Dy())*k)))
+	}
+	s, err := scene.Layers(ctx, p.p, work, scene.Options{WithDepth: true})
+	if err != nil {
+		return nil, err
+	}
+	if !s.HasPerson {
+		return nil, pipelines.Failf("inputs.imageUrl: no person found; angle generation re-renders a person and needs one in the photo")
+	}
+	faces, err := p.p.Faces(ctx, s.Image)
+	if err != nil {
+		return nil, err
+	}
+	return &Renderer{s: s, body: newBody(s), parse: s.Parsing, faces: faces}, nil
+}
+
+// Render renders one angle framed to ratio (before the tier step).
+func (r *Renderer) Render(id, ratio string) (*View, error) {
+	s := r.s
+	var person *image.RGBA
+	var alpha *image.Gray
+	var bg *image.RGBA
+	v := &View{}
+	deg := 0.0
+	switch id {
+	case Front:
+		c := cleanFront(s.Image)
+		person, alpha, bg = c, s.PersonMask, cleanFront(s.Background)
+		v.Method = "front: source view re-framed on the person, auto-levels and light sharpening"
+		v.Notes = []string{"the camera does not move for the front view; only framing and tone are cleaned"}
+	case Left45, Right45:
+		deg = 45
+		if id == Right45 {
+			deg = -45
+		}
+		person, alpha = r.body.view(deg * math.Pi / 180)
+		bg = shiftBackground(s.Background, s.BackgroundDepth, r.body.pivot, deg*math.Pi/180)
+		v.Method = "dibr-depth-parallax: person as elliptic cross-sections plus the depth model's layout, z-buffered forward warp by 45 degrees with stretched and mirrored disocclusion fill; background plate shifted by its depth"
+		v.Notes = []string{
+			"a classical approximation of a 45-degree turn: surfaces hidden in the source (the far side of the face and body) are filled by stretching and mirroring visible texture, not generated",
+			"the background behind the person is an inpainted plate, shifted by estimated depth",
+		}
+	case LeftSide, RightSide:
+		deg = 90
+		if id == RightSide {
+			deg = -90
+		}
+		person, alpha = r.body.view(deg * math.Pi / 180)
+		bg = shiftBackground(s.Background, s.BackgroundDepth, r.body.pivot, deg*math.Pi/180)
+		v.Method = "profile-warp: the body model turned 90 degrees gives a profile-width silhouette textured from the near side of the front view; the unseen half mirrors the seen half"
+		v.Notes = []string{
+			"the side view is synthesised from the front texture: the real profile (face, garment side seams, back half of the body) is unknown and is approximated by stretched and mirrored front texture",
+			"the background is the inpainted plate shifted by depth; what lies to the side of the original camera is unknown",
+		}
+	case Back:
+		var did []string
+		var err error
+		person, alpha, did, err = backView(s, r.parse, r.faces)
+		if err != nil {
+			return nil, err
+		}
+		bg = mirror(s.Background)
+		v.Method = "back-synthesis: mirrored front texture"
+		for _, d := range did {
+			v.Method += "; " + d
+		}
+		v.Notes = []string{
+			"the back view is synthesised from the front texture; the real back of the garment, hair and body is unknown",
+			"the background is the mirrored plate; what is behind the original camera is unknown",
+		}
+	default:
+		return nil, fmt.Errorf("angles: unknown angle %q", id)
+	}
+	v.Image = reframe(bg, person, alpha, ratio)
+	return v, nil
+}
+
+// reframe composes the person over the background on a canvas of the
+// ratio with the source height, centring the person horizontally; the
+// background is extended by reflection where the canvas needs more.
+func reframe(bg, person *image.RGBA, alpha *image.Gray, ratio string) *image.RGBA {
+	w, h := bg.Rect.Dx(), bg.Rect.Dy()
+	a, b, err := models.ParseRatio(ratio)
+	if err != nil {
+		a, b = w, h
+	}
+	cw := max(2, int(math.Round(float64(h)*float64(a)/float64(b))))
+	box := scene.MaskBounds(alpha, 128)
+	ox := (cw - w) / 2
+	if !box.Empty() {
+		pc := float64(box.Min.X+box.Max.X) / 2
+		ox = int(math.Round(float64(cw)/2 - pc))
+		lo, hi := min(0, cw-w), max(0, cw-w)
+		ox = min(max(ox, lo), hi)
+	}
+	canvas := scene.ExtendAt(bg, cw, h, image.Pt(ox, 0))
+	scene.Composite(canvas, person, alpha, image.Pt(ox, 0))
+	return canvas
+}

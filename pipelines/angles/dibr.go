@@ -1,0 +1,470 @@
+package angles
+
+import (
+	"image"
+	"math"
+	"sort"
+
+	"fashiond/models"
+	"fashiond/pipelines/scene"
+)
+
+// body is the person prepared for novel views: a per-pixel lateral surface
+// depth model (pixels, toward the camera positive) and the turning axis.
+type body struct {
+	w, h  int
+	img   *image.RGBA
+	alpha *image.Gray
+	z     []float32 // surface depth in pixels (valid where alpha > 0)
+	axis  float32   // x of the vertical turning axis
+	box   image.Rectangle
+	pivot float32 // median model depth of the person
+	// runs: per row, the person's horizontal runs (for silhouette fill)
+	runs [][]run
+	ecc  float32 // depth/width ratio of the body cross-section
+}
+
+type run struct{ x0, x1 int } // [x0, x1)
+
+// newBody builds the surface depth: an elliptical cross-section per
+// horizontal run of the silhouette (limbs and torso are roughly elliptic
+// cylinders), smoothed across rows, plus the depth model's layout of the
+// person (a knee forward, an arm in front of the torso) scaled to pixels.
+func newBody(s *scene.Scene) *body {
+	w, h := s.Image.Rect.Dx(), s.Image.Rect.Dy()
+	b := &body{w: w, h: h, img: decontaminate(s.Image, s.PersonMask), alpha: s.PersonMask, ecc: 0.75}
+	b.box = scene.MaskBounds(s.PersonMask, 128)
+	b.runs = make([][]run, h)
+	zr := make([]float32, w*h)
+	m := make([]float32, w*h)
+	for y := 0; y < h; y++ {
+		row := s.PersonMask.Pix[y*s.PersonMask.Stride : y*s.PersonMask.Stride+w]
+		x := 0
+		for x < w {
+			if row[x] <= 128 {
+				x++
+				continue
+			}
+			x0 := x
+			for x < w && row[x] > 128 {
+				x++
+			}
+			b.runs[y] = append(b.runs[y], run{x0, x})
+			R := float32(x-x0) / 2
+			c := float32(x0+x-1) / 2
+			for i := x0; i < x; i++ {
+				X := float32(i) - c
+				zr[y*w+i] = b.ecc * float32(math.Sqrt(float64(max(0, R*R-X*X+R))))
+				m[y*w+i] = 1
+			}
+		}
+	}
+	// Normalised blur within the mask smooths run-to-run jumps.
+	r := max(1, int(0.006*float64(h)))
+	zm := make([]float32, w*h)
+	for i := range zr {
+		zm[i] = zr[i] * m[i]
+	}
+	mb := append([]float32(nil), m...)
+	blurPlane(zm, w, h, r)
+	blurPlane(mb, w, h, r)
+	b.z = make([]float32, w*h)
+	for i := range zm {
+		if mb[i] > 1e-3 {
+			b.z[i] = zm[i] / mb[i]
+		}
+	}
+	// Layout from the depth model.
+	b.pivot = 0.5
+	if s.Depth != nil && !b.box.Empty() {
+		var v []float32
+		for i, a := range s.PersonMask.Pix {
+			if a > 200 {
+				v = append(v, s.Depth.Data[i])
+			}
+		}
+		if len(v) > 0 {
+			sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+			b.pivot = v[len(v)/2]
+			lo, hi := v[len(v)/20], v[len(v)*19/20]
+			k := float32(0.25*float64(b.box.Dy())) / max(0.05, hi-lo) * 0.35
+			d := make([]float32, w*h)
+			for i := range d {
+				d[i] = (s.Depth.Data[i] - b.pivot) * m[i]
+			}
+			blurPlane(d, w, h, max(2, int(0.01*float64(h))))
+			for i := range d {
+				if mb[i] > 1e-3 {
+					b.z[i] += clampf(d[i]/mb[i]*k, -0.15*float32(b.box.Dy()), 0.15*float32(b.box.Dy()))
+				}
+			}
+		}
+	}
+	b.axis = float32(b.box.Min.X+b.box.Max.X) / 2
+	if p := s.Pose; p != nil {
+		var sx float64
+		n := 0
+		for _, i := range []int{models.KpLeftShoulder, models.KpRightShoulder, models.KpLeftHip, models.KpRightHip} {
+			if k := p.Keypoints[i]; k.Visibility > 0.5 && k.X >= 0 && k.X < float64(w) {
+				sx += k.X
+				n++
+			}
+		}
+		if n >= 2 {
+			b.axis = float32(sx / float64(n))
+		}
+	}
+	return b
+}
+
+// view renders the person turned by theta (radians; positive: the camera
+// moved to the viewer's left, so the front turns to the right). It forward
+// warps each row with a z-buffer, stretching texture across intervals
+// (small disocclusions), then fills what the warp leaves inside the turned
+// silhouette by mirroring about each run's centre (the unseen side).
+func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
+	if math.Abs(theta) >= 80*math.Pi/180 {
+		return b.sideView(theta > 0)
+	}
+	w, h := b.w, b.h
+	out := image.NewRGBA(image.Rect(0, 0, w, h))
+	alpha := image.NewGray(out.Rect)
+	ct, st := float32(math.Cos(theta)), float32(math.Sin(theta))
+	maxStretch := float32(max(6, int(0.05*float64(h))))
+	wide := math.Abs(theta) > math.Pi/3
+	scene.ParallelRows(h, func(y0, y1 int) {
+		zbuf := make([]float32, w)
+		col := make([]float32, w*4)
+		filled := make([]bool, w)
+		for y := y0; y < y1; y++ {
+			for i := range zbuf {
+				zbuf[i] = -1e9
+				filled[i] = false
+			}
+			arow := b.alpha.Pix[y*b.alpha.Stride:]
+			irow := b.img.Pix[y*b.img.Stride:]
+			zrow := b.z[y*w:]
+			proj := func(x int) (float32, float32) {
+				X := float32(x) - b.axis
+				Z := zrow[x]
+				return b.axis + X*ct + Z*st, Z*ct - X*st
+			}
+			for x := 0; x < w; x++ {
+				if arow[x] == 0 {
+					continue
+				}
+				xa, za := proj(x)
+				if x+1 < w && arow[x+1] > 0 {
+					xb, zb := proj(x + 1)
+					lo, hi := xa, xb
+					if lo > hi {
+						lo, hi = hi, lo
+					}
+					if hi-lo <= maxStretch {
+						for X := int(math.Ceil(float64(lo))); float32(X) <= hi; X++ {
+							if X < 0 || X >= w {
+								continue
+							}
+							u := float32(0)
+							if xb != xa {
+								u = (float32(X) - xa) / (xb - xa)
+							}
+							z := za + (zb-za)*u
+							if z <= zbuf[X] {
+								continue
+							}
+							zbuf[X] = z
+							filled[X] = true
+							for c := 0; c < 4; c++ {
+								var ca, cb float32
+								if c < 3 {
+									ca, cb = float32(irow[x*4+c]), float32(irow[(x+1)*4+c])
+								} else {
+									ca, cb = float32(arow[x]), float32(arow[x+1])
+								}
+								col[X*4+c] = ca + (cb-ca)*u
+							}
+						}
+						continue
+					}
+				}
+				X := int(math.Round(float64(xa)))
+				if X >= 0 && X < w && za > zbuf[X] {
+					zbuf[X] = za
+					filled[X] = true
+					col[X*4], col[X*4+1], col[X*4+2], col[X*4+3] = float32(irow[x*4]), float32(irow[x*4+1]), float32(irow[x*4+2]), float32(arow[x])
+				}
+			}
+			// The turned silhouette of each run: an ellipse's projection.
+			for _, rn := range b.runs[y] {
+				R := float32(rn.x1-rn.x0) / 2
+				c := float32(rn.x0+rn.x1-1) / 2
+				zc := zrow[int(c)] - b.ecc*R // the run's centre line depth
+				cx := b.axis + (c-b.axis)*ct + zc*st
+				half := R * float32(math.Sqrt(float64(ct*ct+b.ecc*b.ecc*st*st)))
+				x0, x1 := int(math.Ceil(float64(cx-half))), int(math.Floor(float64(cx+half)))
+				for X := max(x0, 0); X <= min(x1, w-1); X++ {
+					if filled[X] {
+						continue
+					}
+					// small turns: the nearest filled pixel (stretch); wide
+					// turns: mirror about the centre first
+					M := int(math.Round(float64(2*cx))) - X
+					src := -1
+					if wide && M >= 0 && M < w && filled[M] {
+						src = M
+					} else {
+						for d := 1; d < int(2*half)+2; d++ {
+							if X-d >= 0 && filled[X-d] {
+								src = X - d
+								break
+							}
+							if X+d < w && filled[X+d] {
+								src = X + d
+								break
+							}
+						}
+					}
+					if src < 0 {
+						continue
+					}
+					copy(col[X*4:X*4+4], col[src*4:src*4+4])
+					col[X*4+3] = max(col[X*4+3], 200)
+					filled[X] = true
+					zbuf[X] = -1e8
+				}
+			}
+			orow := out.Pix[y*out.Stride:]
+			grow := alpha.Pix[y*alpha.Stride:]
+			for X := 0; X < w; X++ {
+				if !filled[X] {
+					continue
+				}
+				orow[X*4] = uint8(col[X*4] + 0.5)
+				orow[X*4+1] = uint8(col[X*4+1] + 0.5)
+				orow[X*4+2] = uint8(col[X*4+2] + 0.5)
+				orow[X*4+3] = 255
+				grow[X] = uint8(clampf(col[X*4+3], 0, 255) + 0.5)
+			}
+		}
+	})
+	// Soften row-to-row jaggies on the edge.
+	alpha = scene.Feather(alpha, 1)
+	return out, alpha
+}
+
+// shiftBackground renders the background plate as seen after the camera
+// turned by theta around the person: pixels move by their depth relative to
+// the person (behind the person they move the other way), sampled from the
+// plate extended by reflection.
+func shiftBackground(plate *image.RGBA, depth *models.Depth, pivot float32, theta float64) *image.RGBA {
+	w, h := plate.Rect.Dx(), plate.Rect.Dy()
+	m := w / 2
+	ext := scene.ExtendAt(plate, w+2*m, h, image.Pt(m, 0))
+	ew := w + 2*m
+	out := image.NewRGBA(plate.Rect)
+	st := float32(math.Sin(theta))
+	k := float32(0.5 * float64(w))
+	scene.ParallelRows(h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			for x := 0; x < w; x++ {
+				sx := float32(x)
+				for it := 0; it < 2; it++ {
+					var d float32 = pivot - 0.3
+					if depth != nil {
+						d = depth.At(int(sx), y)
+					}
+					sx = float32(x) - st*(d-pivot)*k
+				}
+				r, g, b, _ := scene.SampleBilinear(ext.Pix, ew, h, sx+float32(m), float32(y))
+				i := y*out.Stride + x*4
+				out.Pix[i], out.Pix[i+1], out.Pix[i+2], out.Pix[i+3] = uint8(r+0.5), uint8(g+0.5), uint8(b+0.5), 255
+			}
+		}
+	})
+	return out
+}
+
+func clampf(v, lo, hi float32) float32 {
+	if v < lo {
+		return lo
+	}
+	if v > hi {
+		return hi
+	}
+	return v
+}
+
+// blurPlane is a three-pass box blur of a float plane (radius r).
+func blurPlane(p []float32, w, h, r int) {
+	g := &models.Depth{W: w, H: h, Data: p}
+	// scene.ResizeDepth would resample; a box blur keeps the size.
+	tmp := make([]float32, len(p))
+	inv := 1 / float32(2*r+1)
+	for pass := 0; pass < 3; pass++ {
+		for y := 0; y < h; y++ {
+			row := g.Data[y*w : (y+1)*w]
+			var s float32
+			for k := -r; k <= r; k++ {
+				s += row[min(max(k, 0), w-1)]
+			}
+			for x := 0; x < w; x++ {
+				tmp[y*w+x] = s * inv
+				s += row[min(x+r+1, w-1)] - row[max(x-r, 0)]
+			}
+		}
+		for x := 0; x < w; x++ {
+			var s float32
+			for k := -r; k <= r; k++ {
+				s += tmp[min(max(k, 0), h-1)*w+x]
+			}
+			for y := 0; y < h; y++ {
+				p[y*w+x] = s * inv
+				s += tmp[min(y+r+1, h-1)*w+x] - tmp[max(y-r, 0)*w+x]
+			}
+		}
+	}
+}
+
+// decontaminate replaces the colour of soft-edge pixels (0 < alpha < 230)
+// by the nearest confident person colour, so that warps that stretch the
+// edge do not smear background colour into the person.
+func decontaminate(img *image.RGBA, alpha *image.Gray) *image.RGBA {
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	out := image.NewRGBA(img.Rect)
+	copy(out.Pix, img.Pix)
+	ok := make([]bool, w*h)
+	for i := range ok {
+		ok[i] = alpha.Pix[(i/w)*alpha.Stride+i%w] >= 230
+	}
+	for pass := 0; pass < 6; pass++ {
+		next := append([]bool(nil), ok...)
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				if ok[i] || alpha.Pix[y*alpha.Stride+x] == 0 {
+					continue
+				}
+				var sr, sg, sb, n int
+				for _, d := range [4][2]int{{-1, 0}, {1, 0}, {0, -1}, {0, 1}} {
+					xx, yy := x+d[0], y+d[1]
+					if xx < 0 || yy < 0 || xx >= w || yy >= h || !ok[yy*w+xx] {
+						continue
+					}
+					j := yy*out.Stride + xx*4
+					sr += int(out.Pix[j])
+					sg += int(out.Pix[j+1])
+					sb += int(out.Pix[j+2])
+					n++
+				}
+				if n > 0 {
+					j := y*out.Stride + x*4
+					out.Pix[j], out.Pix[j+1], out.Pix[j+2] = uint8(sr/n), uint8(sg/n), uint8(sb/n)
+					next[i] = true
+				}
+			}
+		}
+		ok = next
+	}
+	return out
+}
+
+// sideView renders a 90-degree profile (facing right when left is true:
+// the camera moved to the viewer's left). Each horizontal run of the
+// silhouette (torso, limb, head) becomes an interval of profile width
+// 2*ecc*R: its front half shows the near half of the run's front texture
+// (from the silhouette edge to the centre line), its back half continues
+// the edge band (the garment's side) mirrored, since the real back is
+// unknown. Overlapping runs are ordered by nearness to the camera.
+func (b *body) sideView(left bool) (*image.RGBA, *image.Gray) {
+	w, h := b.w, b.h
+	out := image.NewRGBA(image.Rect(0, 0, w, h))
+	alpha := image.NewGray(out.Rect)
+	sgn := float32(1)
+	if !left {
+		sgn = -1
+	}
+	// smoothed run centre and radius fields reduce row-to-row tearing
+	cF := make([]float32, w*h)
+	rF := make([]float32, w*h)
+	m := make([]float32, w*h)
+	for y := 0; y < h; y++ {
+		for _, rn := range b.runs[y] {
+			R := float32(rn.x1-rn.x0) / 2
+			c := float32(rn.x0+rn.x1-1) / 2
+			for x := rn.x0; x < rn.x1; x++ {
+				cF[y*w+x], rF[y*w+x], m[y*w+x] = c*1, R, 1
+			}
+		}
+	}
+	rad := max(1, int(0.004*float64(h)))
+	for _, f := range [][]float32{cF, rF} {
+		for i := range f {
+			f[i] *= m[i]
+		}
+	}
+	mb := append([]float32(nil), m...)
+	blurPlane(cF, w, h, rad)
+	blurPlane(rF, w, h, rad)
+	blurPlane(mb, w, h, rad)
+	scene.ParallelRows(h, func(y0, y1 int) {
+		zbuf := make([]float32, w)
+		for y := y0; y < y1; y++ {
+			for i := range zbuf {
+				zbuf[i] = -1e9
+			}
+			irow := b.img.Pix[y*b.img.Stride:]
+			arow := b.alpha.Pix[y*b.alpha.Stride:]
+			orow := out.Pix[y*out.Stride:]
+			grow := alpha.Pix[y*alpha.Stride:]
+			for _, rn := range b.runs[y] {
+				mid := (rn.x0 + rn.x1 - 1) / 2
+				i := y*w + mid
+				if mb[i] < 1e-3 {
+					continue
+				}
+				c, R := cF[i]/mb[i], rF[i]/mb[i]
+				if R < 1 {
+					continue
+				}
+				layout := b.z[i] - b.ecc*R
+				cx := b.axis + sgn*layout // profile centre
+				z := -sgn * (c - b.axis)  // nearer when on the camera's side
+				half := b.ecc * R
+				x0, x1 := int(math.Ceil(float64(cx-half))), int(math.Floor(float64(cx+half)))
+				for X := max(x0, 0); X <= min(x1, w-1); X++ {
+					if z <= zbuf[X] {
+						continue
+					}
+					up := (float32(X) - cx) / half * sgn // +1 front, -1 back
+					var u float32                        // source position, -1 edge .. 0 centre (camera side)
+					if up >= 0 {
+						u = -1 + up
+					} else {
+						u = -1 - 0.35*up
+					}
+					sx := c - u*R
+					if left {
+						sx = c + u*R
+					}
+					sx = min(max(sx, float32(rn.x0)), float32(rn.x1-1))
+					x0 := int(sx)
+					x1 := min(x0+1, rn.x1-1)
+					f := sx - float32(x0)
+					for k := 0; k < 3; k++ {
+						orow[X*4+k] = uint8(float32(irow[x0*4+k])*(1-f) + float32(irow[x1*4+k])*f + 0.5)
+					}
+					orow[X*4+3] = 255
+					ea := float32(1)
+					if d := half - float32(math.Abs(float64(float32(X)-cx))); d < 1.5 {
+						ea = max(0, d/1.5)
+					}
+					grow[X] = uint8(float32(max(arow[x0], 200)) * ea)
+					zbuf[X] = z
+				}
+			}
+		}
+	})
+	alpha = scene.Feather(alpha, 1)
+	return out, alpha
+}
