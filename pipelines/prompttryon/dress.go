@@ -1,0 +1,217 @@
+package prompttryon
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"image/draw"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"fashiond/models"
+)
+
+// Dress recolours and re-textures the garments of spec on the person in
+// img, keeping the original shading and folds: each garment region's
+// linear luminance relative to its median is the shading, and the new
+// albedo (colour or pattern) is multiplied by it. seed 0 renders the spec
+// exactly; other seeds vary the shade slightly (up to ±3.5 L*, ±5° hue,
+// ±10% chroma) and the pattern's scale (±12%) and phase. The result has img's size, origin (0,0).
+func Dress(ctx context.Context, p models.Perception, img image.Image, spec Spec, seed int64) (*image.RGBA, error) {
+	src := rgbaCopy(img)
+	r, err := findRegions(ctx, p, src)
+	if err != nil {
+		return nil, err
+	}
+	return dress(src, r, spec, seed)
+}
+
+// rgbaCopy returns img as a new *image.RGBA with origin (0,0).
+func rgbaCopy(img image.Image) *image.RGBA {
+	b := img.Bounds()
+	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	draw.Draw(out, out.Rect, img, b.Min, draw.Src)
+	return out
+}
+
+// RegionError says a garment region is not in the photo.
+type RegionError struct {
+	Region string
+	Area   float64 // fraction of the image the region covers
+}
+
+func (e *RegionError) Error() string {
+	what := map[string]string{RegionTop: "an upper-body garment", RegionBottom: "a lower-body garment (the photo may not show the legs)", RegionFull: "any clothing"}[e.Region]
+	return fmt.Sprintf("prompt-tryon: found no %s region in the person image: %s covers %.2f%% of it", e.Region, what, e.Area*100)
+}
+
+// dress renders spec over precomputed regions.
+func dress(src *image.RGBA, r *regions, spec Spec, seed int64) (*image.RGBA, error) {
+	out := rgbaCopy(src)
+	for _, g := range spec.Garments {
+		alpha := map[string]*plane{RegionTop: r.top, RegionBottom: r.bottom, RegionFull: r.full}[g.Region]
+		if alpha == nil {
+			return nil, fmt.Errorf("prompt-tryon: unknown region %q", g.Region)
+		}
+		var area float64
+		for _, v := range alpha.p {
+			area += float64(v)
+		}
+		area /= float64(len(alpha.p))
+		if area < 0.005 {
+			return nil, &RegionError{Region: g.Region, Area: area}
+		}
+		paintGarment(out, src, r, alpha, g, seed)
+	}
+	return out, nil
+}
+
+// contrastNeutral is the accent used when the prompt names a pattern but no
+// colour for it: navy on light garments, off-white on dark ones.
+func contrastNeutral(groundL float64) [3]uint8 {
+	if groundL > 55 {
+		return palette["navy"]
+	}
+	return palette["off white"]
+}
+
+// variations are the (ΔL*, Δhue degrees, chroma factor) of samples 2-4;
+// later samples draw random ones of the same size.
+var variations = [][3]float64{{3.5, 5, 1.06}, {-3.5, -5, 0.94}, {2, -3, 1.1}}
+
+// jitter varies a colour for sample variations (seed > 0).
+func jitter(c [3]uint8, seed int64, rng *rand.Rand) [3]uint8 {
+	v := [3]float64{(rng.Float64()*2 - 1) * 3.5, (rng.Float64()*2 - 1) * 5, 1 + (rng.Float64()*2-1)*0.08}
+	if int(seed) <= len(variations) {
+		v = variations[seed-1]
+	}
+	L, A, B := rgbToLab(c)
+	h := math.Atan2(B, A) + v[1]*math.Pi/180
+	C := math.Hypot(A, B) * v[2]
+	return labToRGB(L+v[0], C*math.Cos(h), C*math.Sin(h))
+}
+
+// paintGarment writes one garment into out (reading the original from src).
+func paintGarment(out, src *image.RGBA, r *regions, alpha *plane, g Garment, seed int64) {
+	w, h := r.w, r.h
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+
+	// Shading reference: the median luminance of the region, and the mean
+	// Lab colour (the garment's own colour, used as the pattern ground).
+	var lums []float32
+	var sl, sa, sb, sn float64
+	for i, a := range alpha.p {
+		if a > 0.5 {
+			lums = append(lums, r.lum.p[i])
+			if i%3 == 0 {
+				px := src.Pix[(i/w)*src.Stride+(i%w)*4:]
+				l, aa, bb := rgbToLab([3]uint8{px[0], px[1], px[2]})
+				sl, sa, sb, sn = sl+l, sa+aa, sb+bb, sn+1
+			}
+		}
+	}
+	if len(lums) == 0 {
+		return
+	}
+	slices.Sort(lums)
+	yref := float64(lums[len(lums)/2])
+	groundL := sl / max(sn, 1)
+	origMean := labToRGB(groundL, sa/max(sn, 1), sb/max(sn, 1))
+	// Dark garments carry little shading signal; damp their ratios.
+	damp := 1.0
+	if yref < 0.04 {
+		damp = 0.5
+	}
+	yref = math.Max(yref, 0.005)
+
+	// Resolve the ground and the motif colours.
+	keepGround := g.Colour == nil && g.Pattern != PatternDenim
+	var ground [3]uint8
+	if g.Colour != nil {
+		ground = g.Colour.RGB
+	} else if g.Pattern == PatternDenim {
+		ground = palette["denim"]
+	}
+	var accent [3]uint8
+	switch {
+	case g.Accent != nil:
+		accent = g.Accent.RGB
+	case keepGround:
+		accent = contrastNeutral(groundL)
+	default:
+		gl, _, _ := rgbToLab(ground)
+		accent = contrastNeutral(gl)
+	}
+	if keepGround {
+		// A motif in the garment's own colour would vanish: swap in a
+		// contrasting ground.
+		al, aa, ab := rgbToLab(accent)
+		_, oa, ob := rgbToLab(origMean)
+		if math.Abs(al-groundL) < 12 && math.Hypot(aa-oa, ab-ob) < 15 {
+			keepGround = false
+			ground = contrastNeutral(al)
+		}
+	}
+	if seed != 0 {
+		ground, accent = jitter(ground, seed, rng), jitter(accent, seed, rng)
+	}
+	third := palette["cream"]
+	if gl, _, _ := rgbToLab(ground); gl > 60 {
+		third = palette["charcoal"]
+	}
+	if g.Pattern == PatternFloral {
+		third = palette["mustard"]
+	}
+	lin := func(c [3]uint8) [3]float32 {
+		return [3]float32{float32(lin8[c[0]]), float32(lin8[c[1]]), float32(lin8[c[2]])}
+	}
+	gLin, aLin, tLin := lin(ground), lin(accent), lin(third)
+
+	pat := newPatternField(r, g.Pattern, rng, seed != 0)
+
+	parallelRows(h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			row := src.Pix[y*src.Stride:]
+			orow := out.Pix[y*out.Stride:]
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				al := alpha.p[i]
+				if al < 0.002 {
+					continue
+				}
+				s := float64(r.lum.p[i]) / yref
+				s = math.Min(math.Max(s, 0.25), 1.6)
+				s = 1 + (s-1)*damp
+				fa, fb := pat.at(x, y)
+				var c [3]float32
+				for k := range 3 {
+					o := float32(lin8[row[x*4+k]])
+					base := gLin[k] * float32(s)
+					if keepGround {
+						base = o
+					}
+					c[k] = base*(1-fa-fb) + (aLin[k]*fa+tLin[k]*fb)*float32(s)
+				}
+				for k := range 3 {
+					v := shoulder(c[k])
+					nv := float32(toSRGB(float64(v))) * 255
+					ov := float32(row[x*4+k])
+					orow[x*4+k] = uint8(min(max(ov+(nv-ov)*al, 0), 255) + 0.5)
+				}
+			}
+		}
+	})
+}
+
+// shoulder compresses linear values above 0.85 smoothly toward 1.
+func shoulder(v float32) float32 {
+	if v <= 0 {
+		return 0
+	}
+	if v <= 0.85 {
+		return v
+	}
+	t := (v - 0.85) / 0.15
+	return 0.85 + 0.15*t/(1+t)
+}

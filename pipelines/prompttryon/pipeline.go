@@ -1,0 +1,243 @@
+// Package prompttryon is the prompt-tryon model: dress a person image in a
+// garment described by text. It parses the prompt into garments (region,
+// colour, pattern), finds the garment regions with the perception models
+// (pose, person segmentation, skin/clothes/hair parsing), recolours and
+// re-textures them keeping the photo's own shading and folds, applies the
+// optional photographic style and produces the quality tier.
+//
+// This is a reference pipeline: it changes the colour and pattern of the
+// garments the person wears; it cannot change a garment's cut or shape
+// (a prompt for a dress on a person in trousers recolours the trousers and
+// the top), which needs a generative model.
+package prompttryon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"math"
+	"strings"
+
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/presets"
+	"fashiond/pipelines/style"
+
+	xdraw "golang.org/x/image/draw"
+)
+
+// Name is the model name of the interface spec.
+const Name = "prompt-tryon"
+
+// maxWorkPixels caps the working resolution; ToTier reaches the tier.
+const maxWorkPixels = 4_000_000
+
+// Inputs are the normalised job inputs (defaults applied by the API).
+type Inputs struct {
+	PersonImage   string `json:"personImage"`
+	Prompt        string `json:"prompt"`
+	Quality       string `json:"quality"`
+	SampleCount   int    `json:"sampleCount"`
+	Ratio         string `json:"ratio"`
+	ModelImageURL string `json:"modelImageUrl"`
+	StyleID       string `json:"styleId"`
+}
+
+// Pipeline implements pipelines.Pipeline for prompt-tryon.
+type Pipeline struct {
+	p       models.Perception
+	presets *presets.Library
+}
+
+// New returns the pipeline. presets may be nil; with a library,
+// modelImageUrl may name a preset as "preset:<id>".
+func New(p models.Perception, lib *presets.Library) *Pipeline {
+	return &Pipeline{p: p, presets: lib}
+}
+
+// Name implements pipelines.Pipeline.
+func (*Pipeline) Name() string { return Name }
+
+// Run implements pipelines.Pipeline.
+func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
+	var in Inputs
+	if err := json.Unmarshal(req.Inputs, &in); err != nil {
+		return nil, pipelines.Failf("prompt-tryon: bad inputs: %v", err)
+	}
+	if in.SampleCount == 0 {
+		in.SampleCount = 1
+	}
+	if in.SampleCount < 1 || in.SampleCount > 4 {
+		return nil, pipelines.Failf("prompt-tryon: sampleCount %d out of range 1-4", in.SampleCount)
+	}
+	if in.Quality == "" {
+		in.Quality = "1k"
+	}
+	if _, err := models.TierPixels(in.Quality); err != nil {
+		return nil, pipelines.Failf("prompt-tryon: %v", err)
+	}
+	if in.Ratio != "" {
+		if _, _, err := models.ParseRatio(in.Ratio); err != nil {
+			return nil, pipelines.Failf("prompt-tryon: %v", err)
+		}
+	}
+	if in.StyleID != "" && !style.Valid(in.StyleID) {
+		return nil, pipelines.Failf("prompt-tryon: unknown styleId %q (want one of %s)", in.StyleID, strings.Join(style.IDs, ", "))
+	}
+	spec, err := Parse(in.Prompt)
+	if err != nil {
+		return nil, &pipelines.Error{Msg: err.Error(), Err: err}
+	}
+	progress := req.Progress
+	if progress == nil {
+		progress = func(string, float64, string) {}
+	}
+
+	progress("load", 0.02, "")
+	person, err := req.Images.Load(ctx, "inputs.personImage", in.PersonImage)
+	if err != nil {
+		return nil, loadErr(err)
+	}
+	base := person
+	var notes []string
+	method := []string{}
+	if in.ModelImageURL != "" {
+		base, err = pl.modelImage(ctx, req, in.ModelImageURL)
+		if err != nil {
+			return nil, err
+		}
+		notes = append(notes, "modelImageUrl replaced the person: the garment was applied to the reference model's own clothes, and personImage was not otherwise used")
+		method = append(method, "base=modelImageUrl")
+	}
+	work := fitPixels(base, maxWorkPixels)
+
+	progress("perception", 0.1, "pose, person mask, clothes parsing")
+	r, err := findRegions(ctx, pl.p, work)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, pipelines.Transientf("prompt-tryon: perception failed: %v", err)
+	}
+	var personMask *image.Gray
+	if in.StyleID != "" {
+		personMask = r.personMask()
+	}
+	ratio := in.Ratio
+	if ratio == "" {
+		b := base.Bounds()
+		ratio = models.RatioOf(b.Dx(), b.Dy())
+	}
+
+	method = append(method, "perception(pose+selfie+skin/clothes/hair)", "garment-regions(colour-refined waist split)",
+		"albedo-replacement-with-shading-transfer", "spec: "+spec.String())
+	if in.SampleCount > 1 {
+		method = append(method, fmt.Sprintf("variations: sample 1 exact, samples 2-%d with shade changes up to ±3.5 L*, ±5° hue and ±10%% chroma, and ±12%% pattern scale plus a new pattern phase", in.SampleCount))
+	}
+	if in.StyleID != "" {
+		method = append(method, "style="+in.StyleID)
+	}
+	notes = append(notes, "reference path: colour and pattern of the existing garments are changed; the garment's cut and shape are the photo's own (a generative model would be needed to change them)")
+	res := &pipelines.Result{}
+	for s := 0; s < in.SampleCount; s++ {
+		frac := func(f float64) float64 { return 0.2 + 0.8*(float64(s)+f)/float64(in.SampleCount) }
+		detail := fmt.Sprintf("sample %d/%d", s+1, in.SampleCount)
+		progress("dress", frac(0), detail)
+		out, err := dress(work, r, spec, int64(s))
+		if err != nil {
+			var re *RegionError
+			if errors.As(err, &re) {
+				return nil, &pipelines.Error{Msg: err.Error(), Err: err}
+			}
+			return nil, pipelines.Failf("prompt-tryon: %v", err)
+		}
+		var img image.Image = out
+		if in.StyleID != "" {
+			progress("style", frac(0.4), detail)
+			img, err = style.Apply(out, in.StyleID, style.Options{Seed: int64(s), PersonMask: personMask})
+			if err != nil {
+				return nil, pipelines.Failf("prompt-tryon: %v", err)
+			}
+		}
+		progress("tier", frac(0.6), detail)
+		final, err := pl.p.ToTier(ctx, img, in.Quality, ratio)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, pipelines.Transientf("prompt-tryon: upscaling to %s failed: %v", in.Quality, err)
+		}
+		res.Outputs = append(res.Outputs, pipelines.Output{
+			Image:  final,
+			Path:   "reference",
+			Method: strings.Join(method, "; "),
+			Notes:  notes,
+		})
+	}
+	progress("done", 1, "")
+	return res, nil
+}
+
+// modelImage loads modelImageUrl: "preset:<id>" from the preset library,
+// anything else through the image loader.
+func (pl *Pipeline) modelImage(ctx context.Context, req *pipelines.Request, ref string) (image.Image, error) {
+	if id, ok := strings.CutPrefix(ref, "preset:"); ok {
+		if pl.presets == nil {
+			return nil, pipelines.Failf("inputs.modelImageUrl: preset %q requested but no preset library is installed (run scripts/setup-presets.sh)", id)
+		}
+		p, ok := pl.presets.Get(id)
+		if !ok {
+			var ids []string
+			for _, p := range pl.presets.All() {
+				ids = append(ids, p.ID)
+			}
+			return nil, pipelines.Failf("inputs.modelImageUrl: unknown preset %q (installed: %s)", id, strings.Join(ids, ", "))
+		}
+		img, err := pl.presets.Image(p)
+		if err != nil {
+			return nil, pipelines.Failf("inputs.modelImageUrl: %v", err)
+		}
+		return img, nil
+	}
+	img, err := req.Images.Load(ctx, "inputs.modelImageUrl", ref)
+	if err != nil {
+		return nil, loadErr(err)
+	}
+	return img, nil
+}
+
+// loadErr keeps a loader's *pipelines.Error (transient or not) and wraps
+// anything else as a permanent job error.
+func loadErr(err error) error {
+	var pe *pipelines.Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &pipelines.Error{Msg: err.Error(), Err: err}
+}
+
+// fitPixels returns img as *image.RGBA (origin 0,0), downscaled with
+// Catmull-Rom when it has more than maxPx pixels.
+func fitPixels(img image.Image, maxPx int) *image.RGBA {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	if w*h <= maxPx {
+		return rgbaCopy(img)
+	}
+	k := math.Sqrt(float64(maxPx) / float64(w*h))
+	nw, nh := max(1, int(float64(w)*k)), max(1, int(float64(h)*k))
+	out := image.NewRGBA(image.Rect(0, 0, nw, nh))
+	xdraw.CatmullRom.Scale(out, out.Rect, img, b, xdraw.Src, nil)
+	return out
+}
+
+// personMask returns the fused person mask as an image for the style stage.
+func (r *regions) personMask() *image.Gray {
+	g := image.NewGray(image.Rect(0, 0, r.w, r.h))
+	for i, v := range r.person.p {
+		g.Pix[i] = uint8(clamp01(v)*255 + 0.5)
+	}
+	return g
+}

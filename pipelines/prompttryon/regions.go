@@ -1,0 +1,423 @@
+package prompttryon
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"math"
+	"slices"
+
+	"fashiond/models"
+)
+
+// regions are the soft garment masks of one person image and the body
+// frame that patterns follow.
+type regions struct {
+	w, h               int
+	top, bottom, full  *plane // 0..1 alphas, feathered
+	clothes            *plane // garment-ness before the split
+	person             *plane
+	lum                *plane // linear luminance of the image
+	waistX, waistY     float64
+	upX, upY           float64 // unit vector from the waist toward the shoulders
+	torso, shoulder    float64 // lengths in pixels
+	hipsInFrame        bool
+	seedCounts         [2]int // seed pixel counts for the top and bottom colour models
+	topModel, botModel *labModel
+}
+
+// labModel is a per-channel Gaussian colour model over (L*, 100a*/(L*+10),
+// 100b*/(L*+10)).
+type labModel struct {
+	mean, std [3]float64
+}
+
+// dist is the mean squared z-score of a Lab colour.
+func (m *labModel) dist(l, a, b float32) float32 {
+	z0 := (float64(l) - m.mean[0]) / m.std[0]
+	z1 := (float64(a) - m.mean[1]) / m.std[1]
+	z2 := (float64(b) - m.mean[2]) / m.std[2]
+	return float32((z0*z0 + z1*z1 + z2*z2) / 3)
+}
+
+// findRegions runs the pose, person and skin/clothes/hair models and
+// builds the garment masks:
+//
+//   - garment-ness = clothes probability inside the person (pose-model and
+//     selfie masks fused), minus skin and hair; holes the clothes model
+//     leaves are filled with pixels of the person whose Lab colour matches
+//     the garment's colour model;
+//   - top/bottom split at a waist line just above the hips (pose), refined
+//     near the line by which garment's colour a pixel matches; when the hips
+//     are implausible (upper-body shots) the waist is put below the frame;
+//   - closing of small holes, then feathered edges.
+func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*regions, error) {
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	pose, err := p.Pose(ctx, img)
+	if err != nil {
+		return nil, fmt.Errorf("pose: %w", err)
+	}
+	sel, err := p.PersonMask(ctx, img)
+	if err != nil {
+		return nil, fmt.Errorf("person mask: %w", err)
+	}
+	parse, err := p.Parse(ctx, img)
+	if err != nil {
+		return nil, fmt.Errorf("clothes parsing: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := &regions{w: w, h: h}
+	diag := math.Hypot(float64(w), float64(h))
+
+	pm, ps := maskPlane(pose.Mask, w, h), maskPlane(sel, w, h)
+	r.person = newPlane(w, h)
+	for i := range r.person.p {
+		var v float32
+		switch {
+		case pm != nil && ps != nil:
+			v = (pm.p[i] + ps.p[i]) / 2
+		case ps != nil:
+			v = ps.p[i]
+		case pm != nil:
+			v = pm.p[i]
+		}
+		r.person.p[i] = smoothstep(0.3, 0.7, v)
+	}
+	clothes := maskPlane(parse.Clothes, w, h)
+	skin := maskPlane(parse.Skin, w, h)
+	hair := maskPlane(parse.Hair, w, h)
+	if clothes == nil || skin == nil || hair == nil {
+		return nil, fmt.Errorf("clothes parsing returned empty masks")
+	}
+	notBody := newPlane(w, h) // 1 - max(skin, hair)
+	core := newPlane(w, h)
+	for i := range core.p {
+		nb := 1 - max(skin.p[i], hair.p[i])
+		notBody.p[i] = nb
+		core.p[i] = clothes.p[i] * r.person.p[i] * nb
+	}
+	r.geometry(pose, core)
+	handsFace, shoes := bodyZones(pose, w, h, r.shoulder)
+
+	// Lab-derived planes and luminance.
+	L, A, B := newPlane(w, h), newPlane(w, h), newPlane(w, h)
+	r.lum = newPlane(w, h)
+	parallelRows(h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			row := img.Pix[y*img.Stride:]
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				lr, lg, lb := lin8[row[x*4]], lin8[row[x*4+1]], lin8[row[x*4+2]]
+				l, a, b := linToLab(lr, lg, lb)
+				// Chroma relative to lightness: nearly invariant to shading,
+				// so a garment in shadow still matches its lit parts.
+				L.p[i], A.p[i], B.p[i] = float32(l), float32(100*a/(l+10)), float32(100*b/(l+10))
+				r.lum.p[i] = float32(0.2126*lr + 0.7152*lg + 0.0722*lb)
+			}
+		}
+	})
+
+	// Signed distance along the torso axis, in torso lengths (>0: above the waist).
+	tt := func(i int) float64 {
+		x, y := float64(i%w), float64(i/w)
+		return ((x-r.waistX)*r.upX + (y-r.waistY)*r.upY) / r.torso
+	}
+	r.topModel = fitModel(core, L, A, B, func(i int) bool { return tt(i) > 0.25 }, &r.seedCounts[0])
+	r.botModel = fitModel(core, L, A, B, func(i int) bool { return tt(i) < -0.25 && shoes.p[i] == 0 }, &r.seedCounts[1])
+	separated := false
+	if r.topModel != nil && r.botModel != nil {
+		var d float64
+		for c := range 3 {
+			s := (r.topModel.std[c] + r.botModel.std[c]) / 2
+			z := (r.topModel.mean[c] - r.botModel.mean[c]) / s
+			d += z * z
+		}
+		separated = d/3 > 4
+	}
+
+	// The skin model mistakes skin-toned cloth (khaki, camel, blush) for
+	// skin: away from the hands and the face, pixels that match a garment's
+	// colour closely are not skin. Below the knees, pixels that match no
+	// garment colour are shoes, not trousers.
+	parallelRows(h, func(y0, y1 int) {
+		for i := y0 * w; i < y1*w; i++ {
+			var dT, dB float32 = 1e9, 1e9
+			if r.topModel != nil {
+				dT = r.topModel.dist(L.p[i], A.p[i], B.p[i])
+			}
+			if r.botModel != nil {
+				dB = r.botModel.dist(L.p[i], A.p[i], B.p[i])
+			}
+			d := min(dT, dB)
+			dHere := dT // the garment expected at this height
+			if tt(i) < 0 && r.hipsInFrame {
+				dHere = dB
+			}
+			sk := skin.p[i] * (1 - smoothstep(3, 1.2, d)*(1-handsFace.p[i]))
+			nb := 1 - max(sk, hair.p[i])
+			// On hands, face and arms only garment-coloured pixels are
+			// garment (a long sleeve); tattoos and shadows on skin are not.
+			nb *= 1 - handsFace.p[i]*smoothstep(2, 5, dHere)
+			if shoes.p[i] > 0 {
+				// Shoes: off the garments' colours, or much darker or
+				// lighter than the trousers (brown boots under khaki).
+				off := smoothstep(3, 8, d)
+				if r.botModel != nil {
+					zl := math.Abs(float64(L.p[i])-r.botModel.mean[0]) / r.botModel.std[0]
+					off = max(off, smoothstep(1.6, 2.4, float32(zl)))
+				}
+				nb *= 1 - shoes.p[i]*off
+			}
+			notBody.p[i] = nb
+			core.p[i] = clothes.p[i] * r.person.p[i] * nb
+		}
+	})
+
+	near := newPlane(w, h)
+	copy(near.p, core.p)
+	near = wideBlur(near, diag*0.02)
+
+	r.clothes = newPlane(w, h)
+	pTop := newPlane(w, h)
+	parallelRows(h, func(y0, y1 int) {
+		for i := y0 * w; i < y1*w; i++ {
+			t := tt(i)
+			logit := t / 0.01
+			var dT, dB float32 = 1e9, 1e9
+			if r.topModel != nil {
+				dT = r.topModel.dist(L.p[i], A.p[i], B.p[i])
+			}
+			if r.botModel != nil {
+				dB = r.botModel.dist(L.p[i], A.p[i], B.p[i])
+			}
+			if separated {
+				logit += math.Max(-6, math.Min(6, float64(dB-dT)*0.5))
+			}
+			pt := float32(1 / (1 + math.Exp(-logit)))
+			if !r.hipsInFrame {
+				pt = 1
+			}
+			pTop.p[i] = pt
+			sim := smoothstep(6, 2, min(dT, dB))
+			fillv := sim * r.person.p[i] * notBody.p[i] * smoothstep(0.03, 0.15, near.p[i])
+			r.clothes.p[i] = max(core.p[i], fillv)
+		}
+	})
+	// Close small holes, then cut skin and hair out again.
+	closed := newPlane(w, h)
+	copy(closed.p, r.clothes.p)
+	blur(closed, newPlane(w, h), diag*0.004)
+	for i := range closed.p {
+		closed.p[i] = max(r.clothes.p[i], smoothstep(0.35, 0.65, closed.p[i])) * smoothstep(0.2, 0.6, notBody.p[i]) * smoothstep(0.1, 0.5, r.person.p[i])
+	}
+	r.clothes = closed
+	r.full, r.top, r.bottom = newPlane(w, h), newPlane(w, h), newPlane(w, h)
+	for i := range closed.p {
+		v := closed.p[i]
+		r.full.p[i] = v
+		r.top.p[i] = v * pTop.p[i]
+		r.bottom.p[i] = v * (1 - pTop.p[i])
+	}
+	for _, m := range []*plane{r.full, r.top, r.bottom} {
+		blur(m, newPlane(w, h), 0.6+diag*0.0006)
+	}
+	return r, nil
+}
+
+// geometry derives the waist, the torso axis and the body scale from the
+// pose, falling back to the clothes mask's extent where joints are missing.
+func (r *regions) geometry(pose *models.Pose, core *plane) {
+	kp := pose.Keypoints
+	ls, rs := kp[models.KpLeftShoulder], kp[models.KpRightShoulder]
+	lh, rh := kp[models.KpLeftHip], kp[models.KpRightHip]
+	fw, fh := float64(r.w), float64(r.h)
+	if ls.Visibility < 0.3 || rs.Visibility < 0.3 {
+		// No shoulders: use the clothes extent, waist at 55% of it.
+		y0, y1, x0, x1 := r.h, 0, r.w, 0
+		for i, v := range core.p {
+			if v > 0.5 {
+				x, y := i%r.w, i/r.w
+				y0, y1, x0, x1 = min(y0, y), max(y1, y), min(x0, x), max(x1, x)
+			}
+		}
+		if y1 < y0 {
+			y0, y1, x0, x1 = 0, r.h-1, 0, r.w-1
+		}
+		r.upX, r.upY = 0, -1
+		r.shoulder = math.Max(float64(x1-x0)*0.6, fw*0.2)
+		r.torso = r.shoulder * 1.5
+		r.waistX, r.waistY = float64(x0+x1)/2, float64(y0)+0.55*float64(y1-y0)
+		r.hipsInFrame = r.waistY < fh*0.95
+		return
+	}
+	smx, smy := (ls.X+rs.X)/2, (ls.Y+rs.Y)/2
+	r.shoulder = math.Max(math.Hypot(ls.X-rs.X, ls.Y-rs.Y), fw*0.05)
+	hmx, hmy := (lh.X+rh.X)/2, (lh.Y+rh.Y)/2
+	torso := math.Hypot(smx-hmx, smy-hmy)
+	raise := 0.15 // the waistband sits a little above the hip joints
+	if lh.Visibility < 0.5 || rh.Visibility < 0.5 || torso < 1.15*r.shoulder || hmy < smy {
+		// Hips missing or anatomically implausible (the pose model guesses
+		// hips inside upper-body crops). Hanging arms put the wrists at hip
+		// level: with both wrists in view well below the shoulders, the hips
+		// are there; with the wrists out of the frame the photo is an
+		// upper-body crop and every garment in view is the top.
+		lw, rw := kp[models.KpLeftWrist], kp[models.KpRightWrist]
+		wy := (lw.Y + rw.Y) / 2
+		if lw.Visibility > 0.5 && rw.Visibility > 0.5 && wy > smy+1.2*r.shoulder && wy < fh {
+			hmx, hmy = smx, wy-0.1*r.shoulder
+		} else {
+			hmx, hmy = smx, fh+r.shoulder
+		}
+		torso = math.Max(hmy-smy, r.shoulder)
+		raise = 0
+		r.upX, r.upY = 0, -1
+	} else {
+		r.upX, r.upY = (smx-hmx)/torso, (smy-hmy)/torso
+	}
+	r.torso = torso
+	r.waistX, r.waistY = hmx+raise*(smx-hmx), hmy+raise*(smy-hmy)
+	r.hipsInFrame = r.waistY < fh*0.97
+}
+
+// bodyZones returns masks of the hands, face and arms (near the wrist,
+// finger and face keypoints and the arm bones) and of the shoes (the lower
+// shins and the feet of visible legs).
+func bodyZones(pose *models.Pose, w, h int, sw float64) (handsFace, shoes *plane) {
+	handsFace, shoes = newPlane(w, h), newPlane(w, h)
+	kp := pose.Keypoints
+	type disc struct{ x, y, r float64 }
+	var hf, feet []disc
+	for k := 0; k <= 10; k++ {
+		if kp[k].Visibility > 0.5 {
+			hf = append(hf, disc{kp[k].X, kp[k].Y, 0.7 * sw})
+		}
+	}
+	for k := 15; k <= 22; k++ {
+		if kp[k].Visibility > 0.3 {
+			hf = append(hf, disc{kp[k].X, kp[k].Y, 0.2 * sw})
+		}
+	}
+	type seg struct{ ax, ay, bx, by float64 }
+	// Arms: where the skin model sees skin on an arm, trust it.
+	var arms []seg
+	for _, a := range [][2]int{{models.KpLeftShoulder, models.KpLeftElbow}, {models.KpLeftElbow, models.KpLeftWrist},
+		{models.KpRightShoulder, models.KpRightElbow}, {models.KpRightElbow, models.KpRightWrist}} {
+		p, q := kp[a[0]], kp[a[1]]
+		if p.Visibility > 0.5 && q.Visibility > 0.5 {
+			arms = append(arms, seg{p.X, p.Y, q.X, q.Y})
+		}
+	}
+	var shins []seg
+	for _, leg := range [][2]int{{models.KpLeftKnee, models.KpLeftAnkle}, {models.KpRightKnee, models.KpRightAnkle}} {
+		kn, an := kp[leg[0]], kp[leg[1]]
+		if kn.Visibility > 0.4 && an.Visibility > 0.4 {
+			shins = append(shins, seg{kn.X, kn.Y, an.X, an.Y})
+		}
+	}
+	for k := 27; k <= 32; k++ {
+		if kp[k].Visibility > 0.4 {
+			feet = append(feet, disc{kp[k].X, kp[k].Y, 0.4 * sw})
+		}
+	}
+	parallelRows(h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			fy := float64(y)
+			for x := 0; x < w; x++ {
+				fx := float64(x)
+				i := y*w + x
+				for _, d := range hf {
+					if (fx-d.x)*(fx-d.x)+(fy-d.y)*(fy-d.y) < d.r*d.r {
+						handsFace.p[i] = 1
+						break
+					}
+				}
+				if handsFace.p[i] == 0 {
+					for _, s := range arms {
+						if segDist2(fx, fy, s.ax, s.ay, s.bx, s.by) < 0.18*0.18*sw*sw {
+							handsFace.p[i] = 1
+							break
+						}
+					}
+				}
+				for _, d := range feet {
+					if (fx-d.x)*(fx-d.x)+(fy-d.y)*(fy-d.y) < d.r*d.r {
+						shoes.p[i] = 1
+						break
+					}
+				}
+				for _, s := range shins {
+					dx, dy := s.bx-s.ax, s.by-s.ay
+					l2 := dx*dx + dy*dy
+					if l2 == 0 {
+						continue
+					}
+					t := ((fx-s.ax)*dx + (fy-s.ay)*dy) / l2
+					if t < 0.35 || t > 1.6 {
+						continue
+					}
+					px, py := s.ax+t*dx, s.ay+t*dy
+					if (fx-px)*(fx-px)+(fy-py)*(fy-py) < 0.45*0.45*sw*sw {
+						shoes.p[i] = 1
+					}
+				}
+			}
+		}
+	})
+	return handsFace, shoes
+}
+
+// segDist2 is the squared distance from (x, y) to the segment a-b.
+func segDist2(x, y, ax, ay, bx, by float64) float64 {
+	dx, dy := bx-ax, by-ay
+	l2 := dx*dx + dy*dy
+	t := 0.0
+	if l2 > 0 {
+		t = math.Min(math.Max(((x-ax)*dx+(y-ay)*dy)/l2, 0), 1)
+	}
+	px, py := ax+t*dx-x, ay+t*dy-y
+	return px*px + py*py
+}
+
+// fitModel fits a Lab colour model to the confident garment pixels that
+// sel accepts; nil when fewer than 200 pixels qualify. Trimmed: the mean
+// and spread come from the middle 70% per channel.
+func fitModel(core, L, A, B *plane, sel func(i int) bool, count *int) *labModel {
+	var vals [3][]float32
+	step := 1
+	if len(core.p) > 400_000 {
+		step = 2
+	}
+	for i := 0; i < len(core.p); i += step {
+		if core.p[i] > 0.6 && sel(i) {
+			vals[0] = append(vals[0], L.p[i])
+			vals[1] = append(vals[1], A.p[i])
+			vals[2] = append(vals[2], B.p[i])
+		}
+	}
+	*count = len(vals[0])
+	if len(vals[0]) < 200 {
+		return nil
+	}
+	m := &labModel{}
+	for c := range 3 {
+		v := vals[c]
+		slices.Sort(v)
+		lo, hi := len(v)*15/100, len(v)-len(v)*15/100
+		var s, ss float64
+		for _, x := range v[lo:hi] {
+			s += float64(x)
+			ss += float64(x) * float64(x)
+		}
+		n := float64(hi - lo)
+		mean := s / n
+		m.mean[c] = mean
+		floor := 5.0
+		if c == 0 {
+			floor = 12 // lightness varies with the shading
+		}
+		m.std[c] = math.Max(math.Sqrt(math.Max(ss/n-mean*mean, 0))*1.5, floor)
+	}
+	return m
+}
