@@ -24,6 +24,10 @@ type Config struct {
 	IntraOpThreads int
 	// Device is "auto" (CUDA when available, else CPU), "cpu" or "cuda".
 	Device string
+	// AllowSpinning lets idle intra-op threads busy-wait for work (ORT's
+	// default). Off by default: a worker runs many sessions at once, and
+	// spinning threads of one steal the cores of the others.
+	AllowSpinning bool
 	// CUDA provider options.
 	CUDADeviceID    int
 	CUDAMemLimit    int64  // bytes; 0 = no limit

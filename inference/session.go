@@ -72,6 +72,11 @@ func (r *Runtime) NewSession(ctx context.Context, spec SessionSpec) (*Session, e
 		if err := opts.SetInterOpNumThreads(1); err != nil {
 			return err
 		}
+		if !r.cfg.AllowSpinning {
+			if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+				return err
+			}
+		}
 		if device, err = r.chooseDevice(spec, opts); err != nil {
 			return err
 		}
