@@ -130,8 +130,15 @@ func SSIM(a, b image.Image, rect image.Rectangle) float64 {
 	if w <= 0 || h <= 0 {
 		return 0
 	}
-	x := luma(a, rect)
-	y := luma(b, rect)
+	var sum float64
+	for _, v := range ssimMap(luma(a, rect), luma(b, rect), w, h) {
+		sum += float64(v)
+	}
+	return sum / float64(w*h)
+}
+
+// ssimMap is the per-pixel SSIM of two luma fields.
+func ssimMap(x, y []float32, w, h int) []float32 {
 	xx := make([]float32, w*h)
 	yy := make([]float32, w*h)
 	xy := make([]float32, w*h)
@@ -148,13 +155,38 @@ func SSIM(a, b image.Image, rect image.Rectangle) float64 {
 	sxy := mask.GaussBlur(xy, w, h, sigma)
 	const c1 = (0.01 * 255) * (0.01 * 255)
 	const c2 = (0.03 * 255) * (0.03 * 255)
-	var sum float64
+	out := make([]float32, w*h)
 	for i := range x {
 		ux, uy := float64(mx[i]), float64(my[i])
 		vx := float64(sxx[i]) - ux*ux
 		vy := float64(syy[i]) - uy*uy
 		cxy := float64(sxy[i]) - ux*uy
-		sum += ((2*ux*uy + c1) * (2*cxy + c2)) / ((ux*ux + uy*uy + c1) * (vx + vy + c2))
+		out[i] = float32(((2*ux*uy + c1) * (2*cxy + c2)) / ((ux*ux + uy*uy + c1) * (vx + vy + c2)))
 	}
-	return sum / float64(w*h)
+	return out
+}
+
+// SSIMMasked is SSIM over the pixels where m >= 128 (m in the images'
+// coordinates, same size): the mean of the SSIM map inside the mask. It
+// returns 0 when the mask is empty.
+func SSIMMasked(a, b image.Image, m *image.Gray) float64 {
+	rect := a.Bounds().Intersect(b.Bounds())
+	w, h := rect.Dx(), rect.Dy()
+	if w <= 0 || h <= 0 {
+		return 0
+	}
+	s := ssimMap(luma(a, rect), luma(b, rect), w, h)
+	var sum, n float64
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			if m.GrayAt(rect.Min.X+x, rect.Min.Y+y).Y >= 128 {
+				sum += float64(s[y*w+x])
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
 }

@@ -1,0 +1,123 @@
+// Package tryon is the reference pipeline of the "tryon" model: it puts the
+// garment of garmentImage on the person of personImage. The person's pose,
+// person mask and skin/clothes/hair parsing come from the perception
+// models; the garment is segmented and measured by package garment; the
+// garment is then warped onto the body (affine torso and piecewise-affine
+// sleeves for standard; thin-plate splines for high; thin-plate splines at
+// 2x2 supersampling plus fold shading transfer and softer edges for hyper),
+// laid behind arms, hands, hair and face, and the part of the old garment
+// it does not cover is inpainted. Output is at the person image's size.
+package tryon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/garment"
+)
+
+// Inputs are the tryon job inputs (spec defaults applied by the API).
+type Inputs struct {
+	PersonImage  string `json:"personImage"`
+	GarmentImage string `json:"garmentImage"`
+	Accuracy     string `json:"accuracy"`
+	SampleCount  int    `json:"sampleCount"`
+}
+
+// Pipeline implements pipelines.Pipeline for "tryon".
+type Pipeline struct {
+	p models.Perception
+}
+
+// New returns the tryon pipeline over the perception models.
+func New(p models.Perception) *Pipeline { return &Pipeline{p: p} }
+
+// Name implements pipelines.Pipeline.
+func (*Pipeline) Name() string { return "tryon" }
+
+// Run implements pipelines.Pipeline: sampleCount outputs, variation 0 the
+// neutral fit and the others different fit and drape parameters.
+func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
+	var in Inputs
+	if err := json.Unmarshal(req.Inputs, &in); err != nil {
+		return nil, pipelines.Failf("invalid inputs: %v", err)
+	}
+	if in.Accuracy == "" {
+		in.Accuracy = AccuracyStandard
+	}
+	switch in.Accuracy {
+	case AccuracyStandard, AccuracyHigh, AccuracyHyper:
+	default:
+		return nil, pipelines.Failf("inputs.accuracy must be standard, high or hyper, not %q", in.Accuracy)
+	}
+	n := in.SampleCount
+	if n == 0 {
+		n = 1
+	}
+	if n < 1 || n > 4 {
+		return nil, pipelines.Failf("inputs.sampleCount must be 1 to 4, not %d", in.SampleCount)
+	}
+	progress := req.Progress
+	if progress == nil {
+		progress = func(string, float64, string) {}
+	}
+	progress("load", 0.02, "")
+	person, err := req.Images.Load(ctx, "inputs.personImage", in.PersonImage)
+	if err != nil {
+		return nil, err
+	}
+	gimg, err := req.Images.Load(ctx, "inputs.garmentImage", in.GarmentImage)
+	if err != nil {
+		return nil, err
+	}
+	progress("garment", 0.08, "")
+	g, err := AnalyzeGarment(ctx, pl.p, gimg)
+	if err != nil {
+		return nil, err
+	}
+	res := &pipelines.Result{}
+	for i := 0; i < n; i++ {
+		base := 0.15 + 0.85*float64(i)/float64(n)
+		span := 0.85 / float64(n)
+		detail := fmt.Sprintf("sample %d/%d", i+1, n)
+		out, info, err := Transfer(ctx, pl.p, person, g, Options{
+			Accuracy: in.Accuracy, Variation: i, Seed: seedOf(req.JobID),
+			Progress: func(stage string, f float64) { progress(stage, base+span*f, detail) },
+		})
+		if err != nil {
+			return nil, err
+		}
+		res.Outputs = append(res.Outputs, pipelines.Output{
+			Image:  out,
+			Path:   "reference",
+			Method: info.Method,
+			Notes:  info.Notes,
+		})
+	}
+	return res, nil
+}
+
+// AnalyzeGarment runs garment.Analyze and turns "no garment" into a job
+// error naming the input.
+func AnalyzeGarment(ctx context.Context, p models.Perception, img image.Image) (*garment.Garment, error) {
+	g, err := garment.Analyze(ctx, p, img)
+	if errors.Is(err, garment.ErrNoGarment) {
+		return nil, pipelines.Failf("garmentImage: %v", err)
+	}
+	return g, err
+}
+
+// seedOf derives a stable seed from the job id (FNV-1a).
+func seedOf(id string) int64 {
+	var h uint64 = 14695981039346656037
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= 1099511628211
+	}
+	return int64(h >> 1)
+}
