@@ -27,7 +27,8 @@ type Policy struct {
 	ConnectTimeout, TotalTimeout time.Duration
 	// MaxBytes is the largest image (encoded bytes) accepted.
 	MaxBytes int64
-	// MaxRedirects is the number of redirects followed.
+	// MaxRedirects is the number of redirects followed (0 means the
+	// default 3; a negative value follows none).
 	MaxRedirects int
 	// MaxPixels and MaxSide bound the decoded image, checked from the header
 	// before decoding.
