@@ -36,6 +36,7 @@ type BatchStats struct {
 	Items     int64   // items (dim-0 rows) those calls carried
 	Cancelled int64   // requests whose context ended before their result
 	Queued    int64   // requests waiting now
+	Fallbacks int64   // batches that failed and were rerun one request at a time
 	MeanFill  float64 // Items / Batches: mean items per underlying call
 }
 
@@ -53,7 +54,7 @@ type Batcher struct {
 	once sync.Once
 	runs sync.WaitGroup
 
-	calls, batches, items, cancelled, queued atomic.Int64
+	calls, batches, items, cancelled, queued, fallbacks atomic.Int64
 }
 
 type batchReq struct {
@@ -106,7 +107,7 @@ func (b *Batcher) Stats() BatchStats {
 	if b == nil {
 		return BatchStats{}
 	}
-	s := BatchStats{Calls: b.calls.Load(), Batches: b.batches.Load(), Items: b.items.Load(), Cancelled: b.cancelled.Load(), Queued: b.queued.Load()}
+	s := BatchStats{Calls: b.calls.Load(), Batches: b.batches.Load(), Items: b.items.Load(), Cancelled: b.cancelled.Load(), Queued: b.queued.Load(), Fallbacks: b.fallbacks.Load()}
 	if s.Batches > 0 {
 		s.MeanFill = float64(s.Items) / float64(s.Batches)
 	}
@@ -378,6 +379,20 @@ func (b *Batcher) runBatch(batch []*batchReq) {
 		inputs = concat(batch)
 	}
 	out, err := b.call(ctx, inputs)
+	if err != nil && len(batch) > 1 && ctx.Err() == nil {
+		// The graph failed at this batch size: run the members one by one,
+		// so a batch problem costs speed, never results.
+		b.fallbacks.Add(1)
+		for _, r := range batch {
+			if r.ctx.Err() != nil {
+				r.res <- batchRes{err: r.ctx.Err()}
+				continue
+			}
+			o, e := b.call(r.ctx, r.inputs)
+			r.res <- batchRes{out: o, err: e}
+		}
+		return
+	}
 	if err != nil {
 		for _, r := range batch {
 			r.res <- batchRes{err: err}

@@ -22,6 +22,7 @@ type fakeRunner struct {
 	once    sync.Once
 	ctxErr  error // the first call's context error after the gate
 	badDim  bool  // return an output with the wrong batch dim
+	failBig bool  // fail calls with batch > 1
 }
 
 func (f *fakeRunner) Run(ctx context.Context, in []Tensor) ([]Tensor, error) {
@@ -30,6 +31,9 @@ func (f *fakeRunner) Run(ctx context.Context, in []Tensor) ([]Tensor, error) {
 	f.shapes = append(f.shapes, fmt.Sprint(in[0].Shape[1:]))
 	first := len(f.sizes) == 1
 	f.mu.Unlock()
+	if f.failBig && in[0].Shape[0] > 1 {
+		return nil, errors.New("Reshape: cannot reshape batch > 1")
+	}
 	if first && f.gate != nil {
 		f.once.Do(func() { close(f.started) })
 		select {
@@ -292,6 +296,37 @@ func TestBatcherErrors(t *testing.T) {
 		if err := <-errs; err == nil {
 			t.Fatal("mis-shaped batched output accepted")
 		}
+	}
+}
+
+func TestBatcherFallsBackToSingleRuns(t *testing.T) {
+	f := &fakeRunner{failBig: true, gate: make(chan struct{}), started: make(chan struct{})}
+	b := NewBatcher(f, BatchOptions{MaxBatch: 4, MaxDelay: time.Millisecond})
+	defer b.Close()
+	ctx := context.Background()
+	results := make(chan result, 3)
+	for id := range 3 {
+		go func() {
+			out, err := b.Run(ctx, oneTensor(float32(10*id), 2))
+			results <- result{id, out, err}
+		}()
+		if id == 0 {
+			<-f.started
+		}
+	}
+	waitQueued(t, b, 2)
+	close(f.gate)
+	for range 3 {
+		r := <-results
+		if r.err != nil || r.out[0].Data[0] != float32(20*r.id) {
+			t.Fatalf("request %d: %v %v", r.id, r.out, r.err)
+		}
+	}
+	if got := f.batchSizes(); !slices.Equal(got, []int64{1, 2, 1, 1}) {
+		t.Fatalf("calls %v, want [1 2 1 1] (failed pair rerun singly)", got)
+	}
+	if st := b.Stats(); st.Fallbacks != 1 {
+		t.Fatalf("stats %+v", st)
 	}
 }
 
