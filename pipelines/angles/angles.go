@@ -3,10 +3,9 @@
 // each requested angle is re-rendered classically. front is the source view
 // cleaned and re-framed; left45/right45 are depth-image-based renderings of
 // the person (an elliptic body cross-section plus the depth model's layout,
-// z-buffered forward warp, stretched and mirrored disocclusion fill) over a
-// depth-shifted background plate; leftSide/rightSide turn the same model by
-// 90 degrees (a profile-width silhouette whose unseen half mirrors the seen
-// half); back mirrors the front texture with the face replaced by hair and
+// z-buffered forward warp, stretched disocclusion fill) over a depth-shifted
+// background plate; leftSide/rightSide resample the near half of the person
+// onto a profile-width silhouette; back mirrors the front texture with the face replaced by hair and
 // front prints removed. Each output records its method and, plainly, what
 // the approximation cannot know.
 package angles
@@ -204,9 +203,9 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 		}
 		person, alpha = r.body.view(deg * math.Pi / 180)
 		bg = shiftBackground(s.Background, s.BackgroundDepth, r.body.pivot, deg*math.Pi/180)
-		v.Method = "dibr-depth-parallax: person as elliptic cross-sections plus the depth model's layout, z-buffered forward warp by 45 degrees with stretched and mirrored disocclusion fill; background plate shifted by its depth"
+		v.Method = "dibr-depth-parallax: person as elliptic cross-sections plus the depth model's layout, z-buffered forward warp by 45 degrees with stretched disocclusion fill; background plate shifted by its depth"
 		v.Notes = []string{
-			"a classical approximation of a 45-degree turn: surfaces hidden in the source (the far side of the face and body) are filled by stretching and mirroring visible texture, not generated",
+			"a classical approximation of a 45-degree turn: surfaces hidden in the source (the far side of the face and body) are filled by stretching visible edge texture, not generated",
 			"the background behind the person is an inpainted plate, shifted by estimated depth",
 		}
 	case LeftSide, RightSide:
@@ -216,9 +215,9 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 		}
 		person, alpha = r.body.view(deg * math.Pi / 180)
 		bg = shiftBackground(s.Background, s.BackgroundDepth, r.body.pivot, deg*math.Pi/180)
-		v.Method = "profile-warp: the body model turned 90 degrees gives a profile-width silhouette textured from the near side of the front view; the unseen half mirrors the seen half"
+		v.Method = "profile-warp: per row, the near half of the person (silhouette edge to body axis, smoothed across rows) resampled onto a profile-width silhouette facing the turn; background plate shifted by its depth"
 		v.Notes = []string{
-			"the side view is synthesised from the front texture: the real profile (face, garment side seams, back half of the body) is unknown and is approximated by stretched and mirrored front texture",
+			"the side view is synthesised from the front texture: the real profile (face in profile, garment side seams, the back half of the body) is unknown; the near half of the front view is compressed into a profile-width silhouette, so the face shows as a compressed half-face",
 			"the background is the inpainted plate shifted by depth; what lies to the side of the original camera is unknown",
 		}
 	case Back:

@@ -166,3 +166,36 @@ func TestAngleInputErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAngles times the shared preparation (layers, depth, faces) and
+// each angle's render and tier step on fashn_model.webp (1k).
+func BenchmarkAngles(b *testing.B) {
+	perc := pipelinetest.Perception(b)
+	pl := New(perc)
+	img := pipelinetest.Image(b, "images/fashn_model.webp")
+	ctx := context.Background()
+	b.Run("prepare", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := pl.Prepare(ctx, img); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	r, err := pl.Prepare(ctx, img)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, id := range []string{Front, Left45, Right45, LeftSide, RightSide, Back} {
+		b.Run(id, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				v, err := r.Render(id, "2:3")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := perc.ToTier(ctx, v.Image, "1k", "2:3"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -54,7 +54,11 @@ func newBody(s *scene.Scene) *body {
 			c := float32(x0+x-1) / 2
 			for i := x0; i < x; i++ {
 				X := float32(i) - c
-				zr[y*w+i] = b.ecc * float32(math.Sqrt(float64(max(0, R*R-X*X+R))))
+				// a parabolic cross-section: rounded like an ellipse but with
+				// a finite slope at the silhouette, so turning stretches the
+				// edge texture by a bounded factor instead of smearing it
+				u := X / max(R, 0.5)
+				zr[y*w+i] = b.ecc * R * (1 - u*u)
 				m[y*w+i] = 1
 			}
 		}
@@ -120,8 +124,10 @@ func newBody(s *scene.Scene) *body {
 // view renders the person turned by theta (radians; positive: the camera
 // moved to the viewer's left, so the front turns to the right). It forward
 // warps each row with a z-buffer, stretching texture across intervals
-// (small disocclusions), then fills what the warp leaves inside the turned
-// silhouette by mirroring about each run's centre (the unseen side).
+// (small disocclusions), then fills what the warp leaves inside each run's
+// turned silhouette from the nearest warped pixel (mirrored about the run's
+// centre for turns beyond 60 degrees). Turns of 80 degrees and more use
+// sideView.
 func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 	if math.Abs(theta) >= 80*math.Pi/180 {
 		return b.sideView(theta > 0)
@@ -150,11 +156,11 @@ func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 				return b.axis + X*ct + Z*st, Z*ct - X*st
 			}
 			for x := 0; x < w; x++ {
-				if arow[x] == 0 {
+				if arow[x] <= 128 {
 					continue
 				}
 				xa, za := proj(x)
-				if x+1 < w && arow[x+1] > 0 {
+				if x+1 < w && arow[x+1] > 128 {
 					xb, zb := proj(x + 1)
 					lo, hi := xa, xb
 					if lo > hi {
@@ -180,7 +186,7 @@ func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 								if c < 3 {
 									ca, cb = float32(irow[x*4+c]), float32(irow[(x+1)*4+c])
 								} else {
-									ca, cb = float32(arow[x]), float32(arow[x+1])
+									ca, cb = 255, 255
 								}
 								col[X*4+c] = ca + (cb-ca)*u
 							}
@@ -192,17 +198,23 @@ func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 				if X >= 0 && X < w && za > zbuf[X] {
 					zbuf[X] = za
 					filled[X] = true
-					col[X*4], col[X*4+1], col[X*4+2], col[X*4+3] = float32(irow[x*4]), float32(irow[x*4+1]), float32(irow[x*4+2]), float32(arow[x])
+					col[X*4], col[X*4+1], col[X*4+2], col[X*4+3] = float32(irow[x*4]), float32(irow[x*4+1]), float32(irow[x*4+2]), 255
 				}
 			}
 			// The turned silhouette of each run: an ellipse's projection.
 			for _, rn := range b.runs[y] {
 				R := float32(rn.x1-rn.x0) / 2
 				c := float32(rn.x0+rn.x1-1) / 2
-				zc := zrow[int(c)] - b.ecc*R // the run's centre line depth
-				cx := b.axis + (c-b.axis)*ct + zc*st
-				half := R * float32(math.Sqrt(float64(ct*ct+b.ecc*b.ecc*st*st)))
-				x0, x1 := int(math.Ceil(float64(cx-half))), int(math.Floor(float64(cx+half)))
+				zc := zrow[int(c)] - b.ecc*R // the run's layout depth
+				lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+				for k := 0; k <= 16; k++ {
+					u := float32(k)/8 - 1
+					X := c + u*R - b.axis
+					xp := b.axis + X*ct + (b.ecc*R*(1-u*u)+zc)*st
+					lo, hi = min(lo, xp), max(hi, xp)
+				}
+				cx := (lo + hi) / 2
+				x0, x1 := int(math.Ceil(float64(lo))), int(math.Floor(float64(hi)))
 				for X := max(x0, 0); X <= min(x1, w-1); X++ {
 					if filled[X] {
 						continue
@@ -214,7 +226,7 @@ func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 					if wide && M >= 0 && M < w && filled[M] {
 						src = M
 					} else {
-						for d := 1; d < int(2*half)+2; d++ {
+						for d := 1; d < int(hi-lo)+2; d++ {
 							if X-d >= 0 && filled[X-d] {
 								src = X - d
 								break
@@ -229,7 +241,7 @@ func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 						continue
 					}
 					copy(col[X*4:X*4+4], col[src*4:src*4+4])
-					col[X*4+3] = max(col[X*4+3], 200)
+					col[X*4+3] = 255
 					filled[X] = true
 					zbuf[X] = -1e8
 				}
@@ -370,98 +382,87 @@ func decontaminate(img *image.RGBA, alpha *image.Gray) *image.RGBA {
 }
 
 // sideView renders a 90-degree profile (facing right when left is true:
-// the camera moved to the viewer's left). Each horizontal run of the
-// silhouette (torso, limb, head) becomes an interval of profile width
-// 2*ecc*R: its front half shows the near half of the run's front texture
-// (from the silhouette edge to the centre line), its back half continues
-// the edge band (the garment's side) mirrored, since the real back is
-// unknown. Overlapping runs are ordered by nearness to the camera.
+// the camera moved to the viewer's left). Per row, the near half of the
+// person (from the near silhouette edge to the body axis, the edge smoothed
+// across rows so the texture stays coherent) is resampled onto a
+// profile-width interval: the centre line (nose, sternum, fly) becomes the
+// front edge and the near silhouette edge the back edge. The real profile
+// and back half are unknown; this keeps the near-side texture and gives a
+// narrower, turned silhouette.
 func (b *body) sideView(left bool) (*image.RGBA, *image.Gray) {
 	w, h := b.w, b.h
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	alpha := image.NewGray(out.Rect)
-	sgn := float32(1)
-	if !left {
-		sgn = -1
-	}
-	// smoothed run centre and radius fields reduce row-to-row tearing
-	cF := make([]float32, w*h)
-	rF := make([]float32, w*h)
-	m := make([]float32, w*h)
+	A := b.axis
+	edge := make([]float32, h)
+	has := make([]bool, h)
 	for y := 0; y < h; y++ {
-		for _, rn := range b.runs[y] {
-			R := float32(rn.x1-rn.x0) / 2
-			c := float32(rn.x0+rn.x1-1) / 2
-			for x := rn.x0; x < rn.x1; x++ {
-				cF[y*w+x], rF[y*w+x], m[y*w+x] = c*1, R, 1
+		rs := b.runs[y]
+		if len(rs) == 0 {
+			continue
+		}
+		has[y] = true
+		if left {
+			edge[y] = float32(rs[0].x0)
+		} else {
+			edge[y] = float32(rs[len(rs)-1].x1 - 1)
+		}
+		// the near half only: an edge beyond the axis means the row lies
+		// entirely on the far side; treat the row's own extent as the body
+		if left && edge[y] > A-1 {
+			edge[y] = A - 1
+		}
+		if !left && edge[y] < A+1 {
+			edge[y] = A + 1
+		}
+	}
+	// smooth the edge over rows that have a person
+	rad := max(2, int(0.015*float64(h)))
+	sm := make([]float32, h)
+	for y := 0; y < h; y++ {
+		if !has[y] {
+			continue
+		}
+		var s, n float32
+		for k := max(0, y-rad); k <= min(h-1, y+rad); k++ {
+			if has[k] {
+				s += edge[k]
+				n++
 			}
 		}
+		sm[y] = s / n
 	}
-	rad := max(1, int(0.004*float64(h)))
-	for _, f := range [][]float32{cF, rF} {
-		for i := range f {
-			f[i] *= m[i]
-		}
-	}
-	mb := append([]float32(nil), m...)
-	blurPlane(cF, w, h, rad)
-	blurPlane(rF, w, h, rad)
-	blurPlane(mb, w, h, rad)
 	scene.ParallelRows(h, func(y0, y1 int) {
-		zbuf := make([]float32, w)
 		for y := y0; y < y1; y++ {
-			for i := range zbuf {
-				zbuf[i] = -1e9
+			if !has[y] {
+				continue
 			}
+			E := sm[y]
+			Hs := float32(math.Abs(float64(A - E)))
+			P := 0.55 * Hs // a body is about half as deep as it is wide
 			irow := b.img.Pix[y*b.img.Stride:]
 			arow := b.alpha.Pix[y*b.alpha.Stride:]
 			orow := out.Pix[y*out.Stride:]
 			grow := alpha.Pix[y*alpha.Stride:]
-			for _, rn := range b.runs[y] {
-				mid := (rn.x0 + rn.x1 - 1) / 2
-				i := y*w + mid
-				if mb[i] < 1e-3 {
+			for X := max(0, int(math.Ceil(float64(A-P)))); X <= min(w-1, int(math.Floor(float64(A+P)))); X++ {
+				u := (float32(X) - (A - P)) / (2 * P) // 0 at the left end
+				if !left {
+					u = 1 - u
+				}
+				sx := E + u*(A-E)
+				sx = min(max(sx, 0), float32(w-1))
+				x0 := int(sx)
+				x1 := min(x0+1, w-1)
+				f := sx - float32(x0)
+				a := float32(arow[x0])*(1-f) + float32(arow[x1])*f
+				if a <= 128 {
 					continue
 				}
-				c, R := cF[i]/mb[i], rF[i]/mb[i]
-				if R < 1 {
-					continue
+				for k := 0; k < 3; k++ {
+					orow[X*4+k] = uint8(float32(irow[x0*4+k])*(1-f) + float32(irow[x1*4+k])*f + 0.5)
 				}
-				layout := b.z[i] - b.ecc*R
-				cx := b.axis + sgn*layout // profile centre
-				z := -sgn * (c - b.axis)  // nearer when on the camera's side
-				half := b.ecc * R
-				x0, x1 := int(math.Ceil(float64(cx-half))), int(math.Floor(float64(cx+half)))
-				for X := max(x0, 0); X <= min(x1, w-1); X++ {
-					if z <= zbuf[X] {
-						continue
-					}
-					up := (float32(X) - cx) / half * sgn // +1 front, -1 back
-					var u float32                        // source position, -1 edge .. 0 centre (camera side)
-					if up >= 0 {
-						u = -1 + up
-					} else {
-						u = -1 - 0.35*up
-					}
-					sx := c - u*R
-					if left {
-						sx = c + u*R
-					}
-					sx = min(max(sx, float32(rn.x0)), float32(rn.x1-1))
-					x0 := int(sx)
-					x1 := min(x0+1, rn.x1-1)
-					f := sx - float32(x0)
-					for k := 0; k < 3; k++ {
-						orow[X*4+k] = uint8(float32(irow[x0*4+k])*(1-f) + float32(irow[x1*4+k])*f + 0.5)
-					}
-					orow[X*4+3] = 255
-					ea := float32(1)
-					if d := half - float32(math.Abs(float64(float32(X)-cx))); d < 1.5 {
-						ea = max(0, d/1.5)
-					}
-					grow[X] = uint8(float32(max(arow[x0], 200)) * ea)
-					zbuf[X] = z
-				}
+				orow[X*4+3] = 255
+				grow[X] = 255
 			}
 		}
 	})
