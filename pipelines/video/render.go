@@ -29,6 +29,9 @@ type renderer struct {
 	person []uint8
 	pbox   image.Rectangle
 	pivot  float32
+	// person depth at 1/depthDown in world coordinates (the person's own
+	// relief: feet at the depth of the ground they stand on)
+	pdepth []float32
 	motion *bodyMotion
 	move   Move
 	grid   []float32
@@ -113,7 +116,73 @@ func newRenderer(s *scene.Scene, mv Move, w, h int) *renderer {
 		}
 	}
 	r.motion = newBodyMotion(s.Pose, k, float64(ox), float64(oy), pb, r.wh)
+	r.pdepth = make([]float32, r.dw*r.dh)
+	for i := range r.pdepth {
+		r.pdepth[i] = r.pivot
+	}
+	if s.Depth != nil {
+		// Smooth the model's depth inside the person (normalised blur) so
+		// the layer bends gently instead of tearing.
+		sw4, sh4 := max(1, cw/depthDown), max(1, ch/depthDown)
+		d4 := scene.ResizeDepth(s.Depth, sw4, sh4)
+		m4 := scene.ResizeGray(s.PersonMask, sw4, sh4)
+		num := make([]float32, sw4*sh4)
+		den := make([]float32, sw4*sh4)
+		for i := range num {
+			a := float32(m4.Pix[i]) / 255
+			num[i], den[i] = d4.Data[i]*a, a
+		}
+		rad := max(1, sh4/60)
+		blur3(num, sw4, sh4, rad)
+		blur3(den, sw4, sh4, rad)
+		for y := 0; y < sh4; y++ {
+			wy := y + oy/depthDown
+			if wy < 0 || wy >= r.dh {
+				continue
+			}
+			for x := 0; x < sw4; x++ {
+				wx := x + ox/depthDown
+				if wx < 0 || wx >= r.dw {
+					continue
+				}
+				i := y*sw4 + x
+				v := r.pivot
+				if den[i] > 0.02 {
+					v = num[i] / den[i]
+				}
+				r.pdepth[wy*r.dw+wx] = v
+			}
+		}
+	}
 	return r
+}
+
+// blur3 is a three-pass box blur of a float plane (radius r).
+func blur3(p []float32, w, h, r int) {
+	tmp := make([]float32, len(p))
+	inv := 1 / float32(2*r+1)
+	for pass := 0; pass < 3; pass++ {
+		for y := 0; y < h; y++ {
+			var s float32
+			for k := -r; k <= r; k++ {
+				s += p[y*w+min(max(k, 0), w-1)]
+			}
+			for x := 0; x < w; x++ {
+				tmp[y*w+x] = s * inv
+				s += p[y*w+min(x+r+1, w-1)] - p[y*w+max(x-r, 0)]
+			}
+		}
+		for x := 0; x < w; x++ {
+			var s float32
+			for k := -r; k <= r; k++ {
+				s += tmp[min(max(k, 0), h-1)*w+x]
+			}
+			for y := 0; y < h; y++ {
+				p[y*w+x] = s * inv
+				s += tmp[min(y+r+1, h-1)*w+x] - tmp[max(y-r, 0)*w+x]
+			}
+		}
+	}
 }
 
 func even(v int) int { return v &^ 1 }
@@ -162,8 +231,21 @@ func (r *renderer) render(out *image.RGBA, t, tau float64) {
 						d = scene.SampleFloat(r.depth, r.dw, r.dh, wx*invD, wy*invD)
 					}
 				}
-				px := cwx + sx/zoom
-				py := cwy + sy/zoom
+				var px, py float32
+				if r.pdepth != nil {
+					dp := pivot
+					for it := 0; it < 3; it++ {
+						dd := dp - pivot
+						s := 1 + (zoom-1)*(1+par*dd)
+						px = cwx + (sx-trx*dd)/s
+						py = cwy + (sy-try*dd)/s
+						if it < 2 {
+							dp = scene.SampleFloat(r.pdepth, r.dw, r.dh, px*invD, py*invD)
+						}
+					}
+				} else {
+					px, py = cwx+sx/zoom, cwy+sy/zoom
+				}
 				if r.motion != nil {
 					dx, dy := r.motion.at(px, py)
 					px -= dx
@@ -178,7 +260,7 @@ func (r *renderer) render(out *image.RGBA, t, tau float64) {
 	// Screen-space rows and columns the person can reach.
 	var py0, py1, px0, px1 int
 	if r.person != nil {
-		m := float32(0.04*float64(r.pbox.Dy())) + 4
+		m := float32(0.08*float64(r.pbox.Dy())) + float32(math.Abs(cam.TruckX)+math.Abs(cam.TruckY)) + 4
 		px0 = int(csx + zoom*(float32(r.pbox.Min.X)-m-cwx) + shx)
 		px1 = int(csx+zoom*(float32(r.pbox.Max.X)+m-cwx)+shx) + 1
 		py0 = int(csy + zoom*(float32(r.pbox.Min.Y)-m-cwy) + shy)
