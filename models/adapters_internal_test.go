@@ -265,3 +265,32 @@ func FuzzRatioCrop(f *testing.F) {
 		}
 	})
 }
+
+func TestAutoPolicyOnCPU(t *testing.T) {
+	s := internalSuite(t)
+	ctx := context.Background()
+	cases := []struct {
+		w, h    int
+		tier, r string
+		policy  string
+		want    SRModel
+	}{
+		{256, 256, "1k", "1:1", PolicyAuto, SRFast}, // 3.9x, 9 tiles
+		{1000, 1000, "4k", "1:1", PolicyAuto, ""},   // 81 tiles: Lanczos
+		{512, 512, "1k", "1:1", PolicyAuto, ""},     // under 2x
+		{2000, 2000, "1k", "1:1", PolicyAuto, ""},   // downscale
+		{1000, 1000, "4k", "1:1", PolicySRQuality, SRQuality},
+		{1000, 1000, "4k", "1:1", PolicySRFast, SRFast},
+		{200, 200, "4k", "1:1", PolicyLanczos, ""},
+		{2000, 2000, "1k", "1:1", PolicySRQuality, ""}, // never SR to shrink
+	}
+	for _, c := range cases {
+		tw, th, _ := TierSize(c.tier, c.r)
+		a, b, _ := ParseRatio(c.r)
+		cw, ch := ratioCrop(c.w, c.h, a, b)
+		got, err := s.upscalePlan(ctx, c.policy, cw, ch, tw, th)
+		if err != nil || got != c.want {
+			t.Errorf("%dx%d -> %s %s (%s): %q, %v; want %q", c.w, c.h, c.tier, c.r, c.policy, got, err, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"math"
 
 	"github.com/disintegration/imaging"
 )
@@ -59,17 +60,30 @@ func (s *Suite) upscalePlan(ctx context.Context, policy string, cw, ch, tw, th i
 	if s.srDevice(ctx) == "cuda" {
 		return SRQuality, nil
 	}
-	// auto on CPU (2 cores, measured with `fashiond bench`, see the bench
-	// package): realesr_general_x4v3 costs ~0.37 s per 128x128 tile, so a
-	// 1 MP source (81 tiles) takes ~30 s and x4plus ~6 min, against ~1 s for
-	// Lanczos. SR-fast is used only when the source is small (<= 0.3 MP)
-	// and the upscale factor is at least 2, where Lanczos visibly blurs and
-	// SR costs at most ~10 s.
-	factor := float64(tw) / float64(cw)
-	if cw*ch <= autoSRMaxPixels && factor >= 2 {
+	// auto on CPU. Measured with `fashiond bench` on this project's 2-core
+	// build machine (ORT 1.30, 2 intra-op threads, load average 10-15 from
+	// other work, so absolute numbers are pessimistic):
+	//   1k->4k (1000x1000 -> 4000x4000)  Lanczos          1.6-2.2 s
+	//                                   SR-fast (81 tiles) 121 s batched, 189 s not
+	//                                   SR-quality         ~81 x 24-37 s per tile: 30+ min
+	// MODELS.md's unloaded figures (0.37 s per 128-px SR-fast tile, 4.6 s
+	// SR-quality) give ~30 s and ~6 min. So auto uses Lanczos on the CPU,
+	// except for small sources that need at least 2x: at most
+	// autoSRMaxTiles SR-fast tiles (~6 s unloaded), e.g. 256x256 -> 1k.
+	factor := math.Max(float64(tw)/float64(cw), float64(th)/float64(ch))
+	if factor >= 2 && srTiles(cw, ch, srTile) <= autoSRMaxTiles {
 		return SRFast, nil
 	}
 	return "", nil
+}
+
+// autoSRMaxTiles is the largest SR-fast job (in 128-px tiles) that "auto"
+// runs on the CPU.
+const autoSRMaxTiles = 16
+
+// srTiles is the number of t-pixel tiles SuperResolve cuts a w x h image into.
+func srTiles(w, h, t int) int {
+	return len(tilePositions(max(w, t), t, srOverlap)) * len(tilePositions(max(h, t), t, srOverlap))
 }
 
 // SRPlan reports which SR model ToTier would run for a w x h source at the
@@ -84,20 +98,26 @@ func (s *Suite) SRPlan(ctx context.Context, w, h int, tier, ratio string) (SRMod
 	return s.upscalePlan(ctx, s.opts.UpscalePolicy, cw, ch, tw, th)
 }
 
-// autoSRMaxPixels is the largest source (pixels) that "auto" on CPU sends
-// through SR-fast.
-const autoSRMaxPixels = 300_000
-
-// srDevice is the execution provider super-resolution runs on.
+// srDevice is the execution provider super-resolution runs (or would run)
+// on: the loaded SR model's, else what the runtime would choose.
 func (s *Suite) srDevice(ctx context.Context) string {
-	if s.rt.Config().Device == "cpu" {
+	s.mu.Lock()
+	for _, n := range []string{string(SRQuality), string(SRFast)} {
+		if sl := s.slots[n]; sl != nil && sl.m != nil {
+			s.mu.Unlock()
+			return sl.m.device
+		}
+	}
+	s.mu.Unlock()
+	pref := ""
+	if m, ok := s.repo.Manifest(string(SRQuality)); ok {
+		pref = m.Device
+	}
+	d, _, err := s.rt.DeviceFor(pref)
+	if err != nil || d == "" {
 		return "cpu"
 	}
-	m, err := s.model(ctx, string(SRFast))
-	if err != nil {
-		return "cpu"
-	}
-	return m.device
+	return d
 }
 
 // ToTier produces exactly TierSize(tier, ratio) pixels. The image is first
