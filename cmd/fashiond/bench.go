@@ -57,6 +57,7 @@ func cmdBench(args []string) error {
 	warmup := fs.Int("warmup", 2, "unmeasured warm-up iterations per stage and mode")
 	conc := fs.Int("concurrency", 4, "requests in flight at once")
 	batching := fs.String("batching", "both", "dynamic batching: on, off or both (both measures batched_speedup)")
+	poolSize := fs.Int("pool-size", 0, "sessions per model when not batched (0: the repository default, 2)")
 	jsonOut := fs.String("json", "", "write the results as JSON to this file")
 	chartOut := fs.String("chart", "", "draw the results as a PNG chart to this file")
 	fs.Usage = func() {
@@ -133,7 +134,7 @@ func cmdBench(args []string) error {
 		Device: cfg.Device, Progress: os.Stderr, Log: log,
 		OpenSuite: func(ctx context.Context, batching bool) (*models.Suite, error) {
 			return models.NewSuite(ctx, rt, cfg.ModelsDir, models.SuiteOptions{
-				Batching: batching, UpscalePolicy: cfg.UpscalePolicy, PoolSize: *conc, Log: log,
+				Batching: batching, UpscalePolicy: cfg.UpscalePolicy, PoolSize: *poolSize, Log: log,
 			})
 		},
 	})
