@@ -19,9 +19,9 @@ import (
 	"time"
 )
 
-// StageFunc runs one iteration of a stage. i is the iteration number
+// stageFunc runs one iteration of a stage. i is the iteration number
 // (stages cycle their inputs with it).
-type StageFunc func(ctx context.Context, i int) error
+type stageFunc func(ctx context.Context, i int) error
 
 var (
 	regMu    sync.Mutex
@@ -85,7 +85,7 @@ type Result struct {
 // measure runs warmup+iters calls of fn with the given concurrency and
 // returns latency and throughput (warm-up excluded). progress is called
 // after every measured iteration.
-func measure(ctx context.Context, fn StageFunc, warmup, iters, conc int, progress func(done int)) (Result, error) {
+func measure(ctx context.Context, fn stageFunc, warmup, iters, conc int, progress func(done int)) (Result, error) {
 	if iters < 1 {
 		return Result{}, errors.New("bench: iterations must be at least 1")
 	}

@@ -129,7 +129,7 @@ func prepareInputs(imgs []image.Image) stageInputs {
 	return in
 }
 
-func builtin(s *models.Suite, in stageInputs, name string) StageFunc {
+func builtin(s *models.Suite, in stageInputs, name string) stageFunc {
 	n := len(in.imgs)
 	pick := func(list []image.Image, i int) image.Image { return list[i%n] }
 	switch name {
