@@ -127,7 +127,11 @@ func TestDumpParts(t *testing.T) {
 		t.Skip()
 	}
 	p := pipelinetest.Perception(t)
-	person := toRGBA(pipelinetest.Image(t, "images/fashn_model.webp"))
+	pf := "images/fashn_model.webp"
+	if v := os.Getenv("TRYON_P"); v != "" {
+		pf = v
+	}
+	person := toRGBA(pipelinetest.Image(t, pf))
 	b, err := analyzePerson(context.Background(), p, person)
 	if err != nil {
 		t.Fatal(err)
@@ -209,4 +213,33 @@ func TestDumpPresence(t *testing.T) {
 		t.Logf("%s faces %d (%.2f) skin %.3f person %.3f", f, len(faces), fs, float64(skin)/n, float64(person)/n)
 		t.Logf("%s presence %.2f sh vis %.2f %.2f pres %.2f %.2f", f, pose.Presence, k[11].Visibility, k[12].Visibility, k[11].Presence, k[12].Presence)
 	}
+}
+
+func TestDumpComposite(t *testing.T) {
+	if os.Getenv("TRYON_DEBUG") == "" {
+		t.Skip()
+	}
+	p := pipelinetest.Perception(t)
+	person := toRGBA(pipelinetest.Image(t, "images/fashn_model.webp"))
+	name := os.Getenv("TRYON_G")
+	g, err := garment.Analyze(context.Background(), p, pipelinetest.Image(t, "garments/"+name+".png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := analyzePerson(context.Background(), p, person)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, info, err := Transfer(context.Background(), p, person, g, Options{Accuracy: "high"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := image.NewRGBA(person.Rect)
+	for i := 0; i < b.w*b.h; i++ {
+		out.Pix[i*4] = info.Replaced.Pix[i]
+		out.Pix[i*4+1] = info.Layer.Pix[i]
+		out.Pix[i*4+2] = b.front.Pix[i]
+		out.Pix[i*4+3] = 255
+	}
+	savePNG(t, "/tmp/tryon/comp_"+name+".png", out)
 }

@@ -32,6 +32,7 @@ type body struct {
 
 	upper, lower *image.Gray // old upper / lower clothes regions
 	front        *image.Gray // arms, hands, hair and face in front of a torso garment
+	armCap       *image.Gray // capsules around the arms (where sleeves lie over the torso)
 	hands        *image.Gray // hands and face (in front of sleeves too)
 	chest, legs  garment.Lab
 }
@@ -102,7 +103,9 @@ func analyzePerson(ctx context.Context, p models.Perception, img *image.RGBA) (*
 	b.sw = math.Max(dist(b.shL, b.shR), 8)
 	ms, mh := mid(b.shL, b.shR), mid(b.hipL, b.hipR)
 	b.torsoLen = dist(ms, mh)
-	if b.torsoLen < 0.5*b.sw || !vis(models.KpLeftHip) || !vis(models.KpRightHip) {
+	// A torso much shorter than the shoulders are wide means the hips are
+	// out of frame or misplaced (a frontal adult's is about 1.3 to 1.6).
+	if b.torsoLen < 1.05*b.sw || !vis(models.KpLeftHip) || !vis(models.KpRightHip) {
 		// Hips out of frame or guessed: assume a standard torso.
 		b.torsoLen = 1.45 * b.sw
 		mh = add(ms, models.Point{Y: b.torsoLen})
@@ -273,6 +276,10 @@ func (b *body) regions() {
 		capsule(arms, []models.Point{a[2], hc}, []float64{0.12 * b.sw, 0.22 * b.sw})
 	}
 	disc(hands, b.nose, b.headR)
+	b.armCap = image.NewGray(image.Rect(0, 0, w, h))
+	for _, a := range [][3]models.Point{{b.shL, b.elL, b.wrL}, {b.shR, b.elR, b.wrR}} {
+		capsule(b.armCap, []models.Point{a[0], a[1], a[2]}, []float64{0.2 * b.sw, 0.17 * b.sw, 0.14 * b.sw})
+	}
 	front := image.NewGray(image.Rect(0, 0, w, h))
 	hm := image.NewGray(image.Rect(0, 0, w, h))
 	for i := range front.Pix {

@@ -52,6 +52,10 @@ type TransferInfo struct {
 	Layer *image.Gray
 	// Replaced is the old garment region that was removed.
 	Replaced *image.Gray
+	// PersonMask is the person in the output (the person model's mask
+	// joined with the parsing's skin, clothes and hair next to it and the
+	// new garment).
+	PersonMask *image.Gray
 }
 
 // fit holds the variation parameters.
@@ -313,15 +317,18 @@ func placeTop(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fit, 
 	raise := dot(sub(mSeam, mid(b.shL, b.shR)), b.up)
 	// A regular tee (1.55 shoulder widths long) ends just above the hips.
 	hemDist := (b.torsoLen + raise) * (ratio / 1.55) * f.length
-	bestW, bestC := 0.0, 0.0
-	for _, t := range []float64{0.5, 0.6, 0.7, 0.8} {
+	// The old top's width and centre low on the torso (median over three
+	// levels, so that sleeves or a gap do not dominate).
+	var ws, cs []float64
+	for _, t := range []float64{0.7, 0.8, 0.9} {
 		c := add(mSeam, mul(b.up, -t*math.Min(hemDist, b.torsoLen+raise)))
 		el := extent(b.upper, c, mul(b.right, -1), 1.2*b.sw)
 		er := extent(b.upper, c, b.right, 1.2*b.sw)
-		if el+er > bestW && el+er < 1.8*b.sw {
-			bestW, bestC = el+er, (er-el)/2
+		if el+er > 0.3*b.sw && el+er < 1.8*b.sw {
+			ws, cs = append(ws, el+er), append(cs, (er-el)/2)
 		}
 	}
+	bestW, bestC := med(ws), med(cs)
 	hemC := add(mSeam, mul(b.up, -hemDist))
 	// Centre the hem laterally on the old top (or the hips).
 	lat := dot(sub(mh, hemC), b.right)
@@ -478,10 +485,16 @@ func placeSleeve(b *body, cut *image.NRGBA, pm *image.Gray, acc string, f fit, s
 			gco, gci = gci, gco
 		}
 	}
-	gl := dist(g0, gEnd)
-	frac := math.Min(math.Max(gl/gSW/0.7*f.sleeve, 0.12), 1.0)
+	// Sleeve length from the shoulder seam to the cuff, in shoulder widths:
+	// 1.2 covers the whole arm.
+	gl := dist(gs, gEnd)
+	frac := math.Min(math.Max(gl/gSW/1.2*f.sleeve, 0.12), 1.0)
 	poly := []models.Point{sh, el, wr}
 	want := frac * polyLen(poly)
+	// The cuff lies past the underarm.
+	if u := unit(sub(el, sh)); dot(sub(under, sh), u)+0.15*b.sw > want {
+		want = math.Min(dot(sub(under, sh), u)+0.15*b.sw, polyLen(poly))
+	}
 	// Truncate the arm polyline at the sleeve's length.
 	var arm []models.Point
 	acc2 := 0.0
@@ -511,6 +524,14 @@ func placeSleeve(b *body, cut *image.NRGBA, pm *image.Gray, acc string, f fit, s
 	}
 	rootHalf := dist(seam, under) / 2
 	cuffHalf := math.Max(dist(gco, gci)/2*ws, 0.5*armW*1.15)
+	// Cover the old sleeve on the outer side of the arm (the inner side
+	// runs into the torso): at least its reach halfway along the sleeve.
+	if c, _ := polyAt(arm, want/2); true {
+		out := extent(b.upper, c, normal(want/2), 0.4*b.sw)
+		if hw := (rootHalf + cuffHalf) / 2; out*1.04 > hw && out < 0.38*b.sw {
+			cuffHalf += 2 * (out*1.04 - hw)
+		}
+	}
 	end, _ := polyAt(arm, want)
 	ne := normal(want)
 	src := []models.Point{gs, gu, gco, gci, gEnd}
@@ -880,6 +901,16 @@ func composite(b *body, kind string, parts []part, acc string, info *TransferInf
 			allow[pt.name] = mask.GaussBlur(mask.Float(pt.allow), w, h, sig)
 		}
 	}
+	// Sleeves lie over the torso only around the arm; elsewhere (their
+	// inner side, flattened against the chest) the torso covers them.
+	armCap := mask.GaussBlur(mask.Float(b.armCap), w, h, 2)
+	var bodyA []float32
+	if len(parts) > 0 && !parts[0].front {
+		bodyA = make([]float32, w*h)
+		for i := range bodyA {
+			bodyA[i] = parts[0].lay.pix[i*4+3]
+		}
+	}
 	for _, pt := range parts {
 		keep := front
 		if pt.front {
@@ -891,6 +922,9 @@ func composite(b *body, kind string, parts []part, acc string, info *TransferInf
 				continue
 			}
 			a *= 1 - keep[i]
+			if pt.front && bodyA != nil {
+				a *= max(armCap[i], 1-bodyA[i])
+			}
 			if pt.allow != nil {
 				a *= allow[pt.name][i]
 			}
@@ -916,6 +950,18 @@ func composite(b *body, kind string, parts []part, acc string, info *TransferInf
 	// old region).
 	info.Layer = mask.FromFloat(layerA, w, h)
 	info.Replaced = old
+	// The person with the new garment: the person model's mask, the
+	// parsing's skin, clothes and hair near it, and the garment layer.
+	pm := image.NewGray(b.pm.Rect)
+	near := mask.Dilate(mask.Binary(b.pm, 96), 0.08*b.sw)
+	for i := range pm.Pix {
+		v := max(b.pm.Pix[i], info.Layer.Pix[i])
+		if near.Pix[i] >= 128 {
+			v = max(v, b.parse.Skin.Pix[i], b.parse.Clothes.Pix[i], b.parse.Hair.Pix[i])
+		}
+		pm.Pix[i] = v
+	}
+	info.PersonMask = mask.Feather(mask.FillHoles(mask.Close(mask.Binary(pm, 128), 4)), 1.5)
 	return out, nil
 }
 

@@ -1,0 +1,233 @@
+package producttomodel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/garment"
+	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/presets"
+)
+
+// library installs the built-in presets into a temporary directory with
+// scripts/setup-presets.sh and opens it.
+func library(t *testing.T) *presets.Library {
+	t.Helper()
+	data := t.TempDir()
+	cmd := exec.Command(filepath.Join(pipelinetest.Root(), "scripts", "setup-presets.sh"))
+	cmd.Env = append(os.Environ(), "FASHIOND_DATA_DIR="+data, "FASHIOND_PRESETS_SRC="+pipelinetest.File(t, "images"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("setup-presets.sh: %v\n%s", err, out)
+	}
+	l, err := presets.Open(filepath.Join(data, "presets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func run(t *testing.T, lib *presets.Library, in Inputs) (*pipelines.Result, error) {
+	t.Helper()
+	raw, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &pipelines.Request{
+		JobID: "job-" + in.CustomPrompt, Model: "product-to-model", Inputs: raw,
+		Images:   pipelinetest.Loader{Dir: pipelinetest.Testdata(t)},
+		Progress: func(string, float64, string) {},
+	}
+	return New(pipelinetest.Perception(t), lib).Run(context.Background(), req)
+}
+
+// colourShare is the fraction of pixels within CIEDE2000 d of c.
+func colourShare(img image.Image, c garment.Lab, d float64) float64 {
+	b := img.Bounds()
+	n := 0
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if garment.DeltaE2000Lab(garment.ToLab(uint8(r>>8), uint8(g>>8), uint8(bl>>8)), c) < d {
+				n++
+			}
+		}
+	}
+	return float64(n) / float64((b.Dx()/2)*(b.Dy()/2))
+}
+
+// TestPresetModelsFromPrompt: two samples for "a man" use two different
+// preset models, each exactly the 1k 3:4 tier size, each showing the red of
+// the tee on a good share of the picture, in the default studio look.
+func TestPresetModelsFromPrompt(t *testing.T) {
+	res, err := run(t, library(t), Inputs{ProductImage: "file:garments/flatlay_tee_red.png", CustomPrompt: "a man, relaxed pose", Quality: "1k", SampleCount: 2, Ratio: "3:4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Outputs) != 2 {
+		t.Fatalf("%d outputs, want 2", len(res.Outputs))
+	}
+	w, h, _ := models.TierSize("1k", "3:4")
+	red := garment.ToLab(200, 30, 40)
+	var used []string
+	for i, o := range res.Outputs {
+		if s := o.Image.Bounds().Size(); s.X != w || s.Y != h {
+			t.Errorf("output %d is %v, want %dx%d", i, s, w, h)
+		}
+		if o.Path != "reference" || !strings.Contains(o.Method, "+style-studio+tier") {
+			t.Errorf("output %d: path %q method %q", i, o.Path, o.Method)
+		}
+		share := colourShare(o.Image, red, 15)
+		if share < 0.03 {
+			t.Errorf("output %d: the tee's red covers %.1f%% of the picture, want >= 3%%", i, 100*share)
+		}
+		t.Logf("output %d: %s; red share %.1f%%", i, o.Notes[0], 100*share)
+		debugPNG(t, "ptm_preset_"+string(rune('0'+i))+".png", o.Image)
+		used = append(used, o.Notes[0])
+	}
+	if used[0] == used[1] {
+		t.Errorf("both samples used the same model: %q", used[0])
+	}
+}
+
+// TestModelImageAndStyle: modelImageUrl is the model; ratio 1:1 at 1k gives
+// exactly 1000x1000; the editorial style is named.
+func TestModelImageAndStyle(t *testing.T) {
+	res, err := run(t, nil, Inputs{ProductImage: "file:garments/flatlay_tee_navy_stripes.png", ModelImageURL: "file:images/fashn_model.webp", StyleID: "editorial", Quality: "1k", SampleCount: 1, Ratio: "1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := res.Outputs[0]
+	w, h, _ := models.TierSize("1k", "1:1")
+	if s := o.Image.Bounds().Size(); s.X != w || s.Y != h {
+		t.Fatalf("output %v, want %dx%d", s, w, h)
+	}
+	if !strings.Contains(o.Method, "style-editorial") || !strings.Contains(o.Notes[0], "modelImageUrl") {
+		t.Errorf("method %q notes %q", o.Method, o.Notes[0])
+	}
+	debugPNG(t, "ptm_model_editorial.png", o.Image)
+	navy := garment.ToLab(29, 39, 82)
+	if share := colourShare(o.Image, navy, 18); share < 0.03 {
+		t.Errorf("navy covers %.1f%% of the picture, want >= 3%%", 100*share)
+	}
+}
+
+// TestNoFittingPreset: trousers need a full-body model; the library's only
+// woman is upper-body, so "a woman" is a job error that says so.
+func TestNoFittingPreset(t *testing.T) {
+	_, err := run(t, library(t), Inputs{ProductImage: "file:garments/flatlay_trousers_khaki.png", CustomPrompt: "a woman in a studio", Quality: "1k", SampleCount: 1, Ratio: "3:4"})
+	var pe *pipelines.Error
+	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "no preset model fits") {
+		t.Fatalf("error %v, want a job error about the preset", err)
+	}
+}
+
+func TestNormalise(t *testing.T) {
+	long := strings.Repeat("é", 501)
+	for _, tc := range []struct {
+		name string
+		in   Inputs
+		want string // "" = ok
+	}{
+		{"defaults", Inputs{ProductImage: "x"}, ""},
+		{"no product", Inputs{}, "productImage"},
+		{"long prompt", Inputs{ProductImage: "x", CustomPrompt: long}, "500"},
+		{"500 runes ok", Inputs{ProductImage: "x", CustomPrompt: long[:1000]}, ""},
+		{"bad style", Inputs{ProductImage: "x", StyleID: "vaporwave"}, "styleId"},
+		{"bad quality", Inputs{ProductImage: "x", Quality: "8k"}, "quality"},
+		{"bad ratio", Inputs{ProductImage: "x", Ratio: "3x4"}, "ratio"},
+		{"too many", Inputs{ProductImage: "x", SampleCount: 5}, "sampleCount"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.in
+			err := normalise(&in)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if in.Quality != "1k" || in.Ratio != "3:4" || in.SampleCount != 1 {
+					t.Errorf("defaults not applied: %+v", in)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestFrameKeepsPerson: framing to a ratio keeps the person's box inside.
+func TestFrameKeepsPerson(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 800, 1200))
+	pm := image.NewGray(img.Rect)
+	for y := 100; y < 500; y++ {
+		for x := 500; x < 700; x++ {
+			pm.Pix[y*800+x] = 255
+		}
+	}
+	for _, r := range []string{"1:1", "16:9", "3:4", "9:16"} {
+		out, m := frame(img, pm, r)
+		a, b, _ := models.ParseRatio(r)
+		got := float64(out.Rect.Dx()) / float64(out.Rect.Dy())
+		if d := got - float64(a)/float64(b); d > 0.01 || d < -0.01 {
+			t.Errorf("%s: aspect %.3f", r, got)
+		}
+		n := 0
+		for _, v := range m.Pix {
+			if v == 255 {
+				n++
+			}
+		}
+		if n != 400*200 {
+			t.Errorf("%s: the crop keeps %d of %d person pixels", r, n, 400*200)
+		}
+	}
+}
+
+// FuzzNormalise: any prompt, style, quality and ratio either validates or
+// is a job error; never a panic.
+func FuzzNormalise(f *testing.F) {
+	f.Add("a woman standing in a park", "studio", "1k", "3:4", 1)
+	f.Add(strings.Repeat("x", 600), "", "2k", "", 4)
+	f.Add("", "bad", "4k", "0:0", 0)
+	f.Fuzz(func(t *testing.T, prompt, sid, q, ratio string, n int) {
+		in := Inputs{ProductImage: "x", CustomPrompt: prompt, StyleID: sid, Quality: q, Ratio: ratio, SampleCount: n}
+		err := normalise(&in)
+		if err != nil {
+			var pe *pipelines.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("not a job error: %v", err)
+			}
+			return
+		}
+		if _, _, err := models.TierSize(in.Quality, in.Ratio); err != nil {
+			t.Fatalf("accepted inputs without a tier size: %+v: %v", in, err)
+		}
+	})
+}
+
+// debugPNG writes img under $PTM_DEBUG when that is set (for looking).
+func debugPNG(t *testing.T, name string, img image.Image) {
+	dir := os.Getenv("PTM_DEBUG")
+	if dir == "" {
+		return
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		t.Fatal(err)
+	}
+}
