@@ -26,8 +26,8 @@ type regions struct {
 	topModel, botModel *labModel
 }
 
-// labModel is a per-channel Gaussian colour model over (L*, 100a*/(L*+10),
-// 100b*/(L*+10)).
+// labModel is a per-channel Gaussian colour model over L* and the rg
+// chromaticity of linear light (x100).
 type labModel struct {
 	mean, std [3]float64
 }
@@ -73,6 +73,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 
 	pm, ps := maskPlane(pose.Mask, w, h), maskPlane(sel, w, h)
 	r.person = newPlane(w, h)
+	pg := newPlane(w, h) // lenient person mask for the garments
 	for i := range r.person.p {
 		var v float32
 		switch {
@@ -84,6 +85,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 			v = pm.p[i]
 		}
 		r.person.p[i] = smoothstep(0.3, 0.7, v)
+		pg.p[i] = smoothstep(0.05, 0.35, v)
 	}
 	clothes := maskPlane(parse.Clothes, w, h)
 	skin := maskPlane(parse.Skin, w, h)
@@ -96,7 +98,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 	for i := range core.p {
 		nb := 1 - max(skin.p[i], hair.p[i])
 		notBody.p[i] = nb
-		core.p[i] = clothes.p[i] * r.person.p[i] * nb
+		core.p[i] = clothes.p[i] * pg.p[i] * nb
 	}
 	r.geometry(pose, core)
 	handsFace, shoes := bodyZones(pose, w, h, r.shoulder)
@@ -110,10 +112,12 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 			for x := 0; x < w; x++ {
 				i := y*w + x
 				lr, lg, lb := lin8[row[x*4]], lin8[row[x*4+1]], lin8[row[x*4+2]]
-				l, a, b := linToLab(lr, lg, lb)
-				// Chroma relative to lightness: nearly invariant to shading,
-				// so a garment in shadow still matches its lit parts.
-				L.p[i], A.p[i], B.p[i] = float32(l), float32(100*a/(l+10)), float32(100*b/(l+10))
+				l, _, _ := linToLab(lr, lg, lb)
+				// rg chromaticity of linear light: invariant to shading (a
+				// multiplication of linear RGB), so a garment in shadow
+				// still matches its lit parts.
+				sum := lr + lg + lb + 0.01
+				L.p[i], A.p[i], B.p[i] = float32(l), float32(100*lr/sum), float32(100*lg/sum)
 				r.lum.p[i] = float32(0.2126*lr + 0.7152*lg + 0.0722*lb)
 			}
 		}
@@ -125,7 +129,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 		return ((x-r.waistX)*r.upX + (y-r.waistY)*r.upY) / r.torso
 	}
 	r.topModel = fitModel(core, L, A, B, func(i int) bool { return tt(i) > 0.25 }, &r.seedCounts[0])
-	r.botModel = fitModel(core, L, A, B, func(i int) bool { return tt(i) < -0.25 && shoes.p[i] == 0 }, &r.seedCounts[1])
+	r.botModel = fitModel(core, L, A, B, func(i int) bool { return tt(i) < -0.12 && shoes.p[i] == 0 }, &r.seedCounts[1])
 	separated := false
 	if r.topModel != nil && r.botModel != nil {
 		var d float64
@@ -137,6 +141,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 		separated = d/3 > 4
 	}
 
+	shoeOff := newPlane(w, h)
 	// The skin model mistakes skin-toned cloth (khaki, camel, blush) for
 	// skin: away from the hands and the face, pixels that match a garment's
 	// colour closely are not skin. Below the knees, pixels that match no
@@ -163,21 +168,31 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 			if shoes.p[i] > 0 {
 				// Shoes: off the garments' colours, or much darker or
 				// lighter than the trousers (brown boots under khaki).
-				off := smoothstep(3, 8, d)
+				off := smoothstep(2, 6, d)
 				if r.botModel != nil {
 					zl := math.Abs(float64(L.p[i])-r.botModel.mean[0]) / r.botModel.std[0]
-					off = max(off, smoothstep(1.6, 2.4, float32(zl)))
+					off = max(off, smoothstep(1.4, 2.2, float32(zl)))
 				}
-				nb *= 1 - shoes.p[i]*off
+				shoeOff.p[i] = off
 			}
 			notBody.p[i] = nb
-			core.p[i] = clothes.p[i] * r.person.p[i] * nb
 		}
 	})
+	// Shoe decisions are made on a neighbourhood, so that the odd boot
+	// pixel that happens to match the trousers goes with its shoe, and
+	// below a trouser hem everything in the shoe zone is shoe.
+	cutBelowHems(pose, shoes, shoeOff, r.shoulder)
+	blur(shoeOff, newPlane(w, h), diag*0.006)
+	for i := range core.p {
+		if shoes.p[i] > 0 {
+			notBody.p[i] *= 1 - smoothstep(0.3, 0.55, shoeOff.p[i])
+		}
+		core.p[i] = clothes.p[i] * pg.p[i] * notBody.p[i]
+	}
 
 	near := newPlane(w, h)
 	copy(near.p, core.p)
-	near = wideBlur(near, diag*0.02)
+	near = wideBlur(near, diag*0.04)
 
 	r.clothes = newPlane(w, h)
 	pTop := newPlane(w, h)
@@ -200,9 +215,20 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 				pt = 1
 			}
 			pTop.p[i] = pt
-			sim := smoothstep(6, 2, min(dT, dB))
-			fillv := sim * r.person.p[i] * notBody.p[i] * smoothstep(0.03, 0.15, near.p[i])
-			r.clothes.p[i] = max(core.p[i], fillv)
+			d := min(dT, dB)
+			dHere := dT // fill with the garment expected at this height
+			if t < 0 && r.hipsInFrame {
+				dHere = dB
+			}
+			sim := smoothstep(6, 2, dHere)
+			fillv := sim * pg.p[i] * notBody.p[i] * smoothstep(0.01, 0.08, near.p[i])
+			g := max(core.p[i], fillv)
+			if r.topModel != nil || r.botModel != nil {
+				// Far off every garment colour: an object held against the
+				// body (a helmet, a bag), a badge or a print; left as it is.
+				g *= 1 - smoothstep(8, 14, d)
+			}
+			r.clothes.p[i] = g
 		}
 	})
 	// Close small holes, then cut skin and hair out again.
@@ -210,7 +236,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 	copy(closed.p, r.clothes.p)
 	blur(closed, newPlane(w, h), diag*0.004)
 	for i := range closed.p {
-		closed.p[i] = max(r.clothes.p[i], smoothstep(0.35, 0.65, closed.p[i])) * smoothstep(0.2, 0.6, notBody.p[i]) * smoothstep(0.1, 0.5, r.person.p[i])
+		closed.p[i] = max(r.clothes.p[i], smoothstep(0.35, 0.65, closed.p[i])) * smoothstep(0.2, 0.6, notBody.p[i]) * pg.p[i]
 	}
 	r.clothes = closed
 	r.full, r.top, r.bottom = newPlane(w, h), newPlane(w, h), newPlane(w, h)
@@ -294,12 +320,21 @@ func bodyZones(pose *models.Pose, w, h int, sw float64) (handsFace, shoes *plane
 			hf = append(hf, disc{kp[k].X, kp[k].Y, 0.7 * sw})
 		}
 	}
-	for k := 15; k <= 22; k++ {
-		if kp[k].Visibility > 0.3 {
-			hf = append(hf, disc{kp[k].X, kp[k].Y, 0.2 * sw})
+	type seg struct{ ax, ay, bx, by float64 }
+	// Hands: from the wrist through the pinky, index and thumb knuckles,
+	// extended to the fingertips.
+	var hands []seg
+	for _, hnd := range [][4]int{{15, 17, 19, 21}, {16, 18, 20, 22}} {
+		wr := kp[hnd[0]]
+		if wr.Visibility < 0.3 {
+			continue
+		}
+		hf = append(hf, disc{wr.X, wr.Y, 0.1 * sw})
+		for _, k := range hnd[1:] {
+			f := kp[k]
+			hands = append(hands, seg{wr.X, wr.Y, wr.X + 1.35*(f.X-wr.X), wr.Y + 1.35*(f.Y-wr.Y)})
 		}
 	}
-	type seg struct{ ax, ay, bx, by float64 }
 	// Arms: where the skin model sees skin on an arm, trust it.
 	var arms []seg
 	for _, a := range [][2]int{{models.KpLeftShoulder, models.KpLeftElbow}, {models.KpLeftElbow, models.KpLeftWrist},
@@ -318,7 +353,7 @@ func bodyZones(pose *models.Pose, w, h int, sw float64) (handsFace, shoes *plane
 	}
 	for k := 27; k <= 32; k++ {
 		if kp[k].Visibility > 0.4 {
-			feet = append(feet, disc{kp[k].X, kp[k].Y, 0.4 * sw})
+			feet = append(feet, disc{kp[k].X, kp[k].Y, 0.5 * sw})
 		}
 	}
 	parallelRows(h, func(y0, y1 int) {
@@ -334,8 +369,16 @@ func bodyZones(pose *models.Pose, w, h int, sw float64) (handsFace, shoes *plane
 					}
 				}
 				if handsFace.p[i] == 0 {
+					for _, s := range hands {
+						if segDist2(fx, fy, s.ax, s.ay, s.bx, s.by) < 0.1*0.1*sw*sw {
+							handsFace.p[i] = 1
+							break
+						}
+					}
+				}
+				if handsFace.p[i] == 0 {
 					for _, s := range arms {
-						if segDist2(fx, fy, s.ax, s.ay, s.bx, s.by) < 0.18*0.18*sw*sw {
+						if segDist2(fx, fy, s.ax, s.ay, s.bx, s.by) < 0.12*0.12*sw*sw {
 							handsFace.p[i] = 1
 							break
 						}
@@ -354,7 +397,7 @@ func bodyZones(pose *models.Pose, w, h int, sw float64) (handsFace, shoes *plane
 						continue
 					}
 					t := ((fx-s.ax)*dx + (fy-s.ay)*dy) / l2
-					if t < 0.35 || t > 1.6 {
+					if t < 0.35 || t > 1.8 {
 						continue
 					}
 					px, py := s.ax+t*dx, s.ay+t*dy
@@ -366,6 +409,69 @@ func bodyZones(pose *models.Pose, w, h int, sw float64) (handsFace, shoes *plane
 		}
 	})
 	return handsFace, shoes
+}
+
+// cutBelowHems finds, along each visible shin, where the trousers end:
+// the first of two consecutive slices across the leg (from 0.35 of the
+// knee-ankle length on) in which most pixels are off the trousers' colour.
+// Below it, every pixel of the shoe zone near the leg's axis is marked off.
+func cutBelowHems(pose *models.Pose, shoes, off *plane, sw float64) {
+	kp := pose.Keypoints
+	w, h := off.w, off.h
+	for _, leg := range [][2]int{{models.KpLeftKnee, models.KpLeftAnkle}, {models.KpRightKnee, models.KpRightAnkle}} {
+		kn, an := kp[leg[0]], kp[leg[1]]
+		if kn.Visibility <= 0.4 || an.Visibility <= 0.4 {
+			continue
+		}
+		dx, dy := an.X-kn.X, an.Y-kn.Y
+		l := math.Hypot(dx, dy)
+		if l < 1 {
+			continue
+		}
+		ux, uy := dx/l, dy/l
+		const t0, t1, n = 0.35, 1.8, 29
+		var cnt, sum [n]float64
+		proj := func(x, y int) (t, d float64) {
+			px, py := float64(x)-kn.X, float64(y)-kn.Y
+			return (px*ux + py*uy) / l, math.Abs(-px*uy + py*ux)
+		}
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				if shoes.p[i] == 0 {
+					continue
+				}
+				t, d := proj(x, y)
+				if t < t0 || t >= t1 || d > 0.25*sw {
+					continue
+				}
+				k := int((t - t0) / (t1 - t0) * n)
+				cnt[k]++
+				sum[k] += float64(off.p[i])
+			}
+		}
+		hem := math.Inf(1)
+		for k := 0; k+1 < n; k++ {
+			if cnt[k] >= 20 && cnt[k+1] >= 20 && sum[k]/cnt[k] > 0.5 && sum[k+1]/cnt[k+1] > 0.5 {
+				hem = t0 + float64(k)*(t1-t0)/n
+				break
+			}
+		}
+		if math.IsInf(hem, 1) {
+			continue
+		}
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				if shoes.p[i] == 0 {
+					continue
+				}
+				if t, d := proj(x, y); t > hem && d < 0.6*sw {
+					off.p[i] = 1
+				}
+			}
+		}
+	}
 }
 
 // segDist2 is the squared distance from (x, y) to the segment a-b.
@@ -381,8 +487,9 @@ func segDist2(x, y, ax, ay, bx, by float64) float64 {
 }
 
 // fitModel fits a Lab colour model to the confident garment pixels that
-// sel accepts; nil when fewer than 200 pixels qualify. Trimmed: the mean
-// and spread come from the middle 70% per channel.
+// sel accepts; nil when fewer than 200 pixels qualify. Robust: the centre
+// is the median and the spread 1.5 x the normalised median absolute
+// deviation, so badges, prints and held objects do not widen it.
 func fitModel(core, L, A, B *plane, sel func(i int) bool, count *int) *labModel {
 	var vals [3][]float32
 	step := 1
@@ -401,23 +508,23 @@ func fitModel(core, L, A, B *plane, sel func(i int) bool, count *int) *labModel 
 		return nil
 	}
 	m := &labModel{}
+	dev := make([]float32, 0, len(vals[0]))
 	for c := range 3 {
 		v := vals[c]
 		slices.Sort(v)
-		lo, hi := len(v)*15/100, len(v)-len(v)*15/100
-		var s, ss float64
-		for _, x := range v[lo:hi] {
-			s += float64(x)
-			ss += float64(x) * float64(x)
+		med := float64(v[len(v)/2])
+		dev = dev[:0]
+		for _, x := range v {
+			dev = append(dev, float32(math.Abs(float64(x)-med)))
 		}
-		n := float64(hi - lo)
-		mean := s / n
-		m.mean[c] = mean
-		floor := 5.0
+		slices.Sort(dev)
+		mad := float64(dev[len(dev)/2]) * 1.4826
+		floor := 3.0
 		if c == 0 {
 			floor = 12 // lightness varies with the shading
 		}
-		m.std[c] = math.Max(math.Sqrt(math.Max(ss/n-mean*mean, 0))*1.5, floor)
+		m.mean[c] = med
+		m.std[c] = math.Max(mad*1.5, floor)
 	}
 	return m
 }
