@@ -2,6 +2,8 @@ package scene
 
 import (
 	"context"
+	"errors"
+	"fashiond/models"
 	"image"
 	"image/color"
 	"image/png"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"fashiond/pipelines/pipelinetest"
@@ -199,23 +202,34 @@ func TestLayersRealPhotos(t *testing.T) {
 
 func TestLayersNoPerson(t *testing.T) {
 	p := pipelinetest.Perception(t)
-	img := pipelinetest.Image(t, "garments/flatlay_tee_red.png")
-	s, err := Layers(context.Background(), p, img, Options{})
+	for _, f := range []string{"garments/flatlay_tee_red.png", "garments/tee_white_ghost.png"} {
+		s, err := Layers(context.Background(), p, pipelinetest.Image(t, f), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Depth != nil {
+			t.Error("depth computed without WithDepth")
+		}
+		if s.HasPerson {
+			t.Errorf("%s: garment taken for a person", f)
+			continue
+		}
+		if MaskArea(s.PersonMask) != 0 {
+			t.Errorf("%s: mask not empty", f)
+		}
+		for i := range s.Image.Pix {
+			if s.Image.Pix[i] != s.Background.Pix[i] {
+				t.Fatalf("%s: background changed although no person was found", f)
+			}
+		}
+	}
+	// A face close-up has a weak pose but is a person.
+	s, err := Layers(context.Background(), p, pipelinetest.Image(t, "images/gocv_face.jpg"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Depth != nil {
-		t.Error("depth computed without WithDepth")
-	}
-	if s.HasPerson {
-		t.Logf("flat-lay: person area %.3f", MaskArea(s.PersonMask)/float64(s.Image.Rect.Dx()*s.Image.Rect.Dy()))
-	}
 	if !s.HasPerson {
-		for i := range s.Image.Pix {
-			if s.Image.Pix[i] != s.Background.Pix[i] {
-				t.Fatal("background changed although no person was found")
-			}
-		}
+		t.Error("face close-up not taken for a person")
 	}
 }
 
@@ -292,5 +306,31 @@ func TestCompositeAndExtend(t *testing.T) {
 		if got := reflect(c.i, c.n); got != c.want {
 			t.Errorf("reflect(%d,%d)=%d want %d", c.i, c.n, got, c.want)
 		}
+	}
+}
+
+// noDepth is the real perception with the optional depth model missing.
+type noDepth struct{ models.Perception }
+
+func (noDepth) Depth(context.Context, image.Image) (*models.Depth, error) {
+	return nil, errors.New("depth model tcmonodepth_small is not installed")
+}
+
+func TestLayersDepthFallback(t *testing.T) {
+	p := noDepth{pipelinetest.Perception(t)}
+	s, err := Layers(context.Background(), p, pipelinetest.Image(t, "images/fashn_garment.webp"), Options{WithDepth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.DepthFallback || s.Depth == nil || s.BackgroundDepth == nil {
+		t.Fatalf("fallback=%v depth=%v", s.DepthFallback, s.Depth != nil)
+	}
+	if len(s.Notes) == 0 || !strings.Contains(s.Notes[0], "not installed") {
+		t.Errorf("notes %v do not say why", s.Notes)
+	}
+	b := MaskBounds(s.PersonMask, 200)
+	cx, cy := (b.Min.X+b.Max.X)/2, (b.Min.Y+b.Max.Y)/2
+	if s.Depth.At(cx, cy) <= s.Depth.At(2, cy) {
+		t.Errorf("person depth %.2f not nearer than the background beside it %.2f", s.Depth.At(cx, cy), s.Depth.At(2, cy))
 	}
 }

@@ -403,3 +403,27 @@ func BenchmarkEncodeOnly(b *testing.B) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// TestRenderWithoutPerson: a flat-lay (no person) still animates with the
+// camera move alone.
+func TestRenderWithoutPerson(t *testing.T) {
+	perc := pipelinetest.Perception(t)
+	sc, err := scene.Layers(context.Background(), perc, pipelinetest.Image(t, "garments/flatlay_tee_red.png"), scene.Options{WithDepth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRenderer(sc, ChooseMove(""), 1280, 720)
+	a := image.NewRGBA(image.Rect(0, 0, 1280, 720))
+	b := image.NewRGBA(a.Rect)
+	r.render(a, 0, 0)
+	r.render(b, 1, 4)
+	if d := meanAbsDiff(a, b); d < 0.5 {
+		t.Errorf("first and last frame differ by %.2f: frozen", d)
+	}
+	for _, f := range []*image.RGBA{a, b} {
+		if l := meanLuma(f, f.Rect); l < 60 {
+			t.Errorf("mean luma %.1f: too dark for a light flat-lay", l)
+		}
+	}
+	dump("flatlay_last.png", b)
+}
