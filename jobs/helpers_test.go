@@ -134,7 +134,12 @@ func (e *env) submit(model string, cost int, hook string) *Job {
 // wait polls the job until cond holds (20 s at most).
 func (e *env) wait(id string, what string, cond func(*Job) bool) *Job {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	return e.waitFor(id, what, 20*time.Second, cond)
+}
+
+func (e *env) waitFor(id string, what string, limit time.Duration, cond func(*Job) bool) *Job {
+	e.t.Helper()
+	deadline := time.Now().Add(limit)
 	var j *Job
 	var err error
 	for time.Now().Before(deadline) {
@@ -144,7 +149,7 @@ func (e *env) wait(id string, what string, cond func(*Job) bool) *Job {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	e.t.Fatalf("job %s: not %s within 20 s; last %+v err %v", id, what, j, err)
+	e.t.Fatalf("job %s: not %s within %s; last %+v err %v", id, what, limit, j, err)
 	return nil
 }
 

@@ -35,8 +35,12 @@ const (
 // after the crash. A worker therefore also sweeps (at start and with every
 // heartbeat) the lease sets of its queues: a lease not extended for
 // orphanAfter whose job's runner has no live heartbeat is set to expire at
-// once (score 0), so the next recoverer pass, at the latest a minute later
-// and at once when a worker starts, re-queues it. The re-run is idempotent:
+// once (score 0). At start the worker's servers then recover it in their
+// start-up pass; a running worker that finds orphans starts a short-lived
+// extra asynq server on those queues only for its start-up recoverer pass
+// (it is stopped at once; a job it happened to dequeue runs to the end).
+// So a crashed worker's job runs again about 15-20 s after the crash on any
+// live worker of its model. The re-run is idempotent:
 // outputs go to deterministic keys, the terminal transition is a Lua
 // compare-and-set, the refund is flagged in the same script and credits are
 // only charged at submission.
@@ -85,6 +89,8 @@ type Worker struct {
 	base       context.Context // jobs' base context, cancelled when shutdown gives up
 	cancelBase context.CancelFunc
 	servers    []*asynq.Server
+	mux        *asynq.ServeMux
+	kicks      sync.WaitGroup // short-lived recoverer servers
 	stopBeat   chan struct{}
 	beatDone   chan struct{}
 	mu         sync.Mutex
@@ -164,6 +170,7 @@ func (w *Worker) Start() error {
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(taskJob, w.handleJob)
 	mux.HandleFunc(taskWebhook, w.handleWebhook)
+	w.mux = mux
 	images, video := map[string]int{}, map[string]int{}
 	for _, m := range w.models {
 		if isVideo(m) {
@@ -188,17 +195,7 @@ func (w *Worker) Start() error {
 		specs = append(specs, server{map[string]int{WebhookQueue: 1}, w.opts.WebhookWorkers, 500 * time.Millisecond})
 	}
 	for _, sp := range specs {
-		srv := asynq.NewServerFromRedisClient(w.svc.rdb, asynq.Config{
-			Concurrency:              sp.concurrency,
-			Queues:                   sp.queues,
-			TaskCheckInterval:        sp.check,
-			DelayedTaskCheckInterval: time.Second,
-			ShutdownTimeout:          w.opts.ShutdownTimeout,
-			BaseContext:              func() context.Context { return w.base },
-			RetryDelayFunc:           w.retryDelay,
-			Logger:                   asynqLogger{w.log},
-			LogLevel:                 asynq.WarnLevel,
-		})
+		srv := w.newServer(sp.queues, sp.concurrency, sp.check)
 		if err := srv.Start(mux); err != nil {
 			for _, s := range w.servers {
 				s.Shutdown()
@@ -213,6 +210,42 @@ func (w *Worker) Start() error {
 	go w.beatLoop()
 	w.log.Info("worker started", "models", w.models, "concurrency", w.opts.Concurrency)
 	return nil
+}
+
+func (w *Worker) newServer(queues map[string]int, concurrency int, check time.Duration) *asynq.Server {
+	return asynq.NewServerFromRedisClient(w.svc.rdb, asynq.Config{
+		Concurrency:              concurrency,
+		Queues:                   queues,
+		TaskCheckInterval:        check,
+		DelayedTaskCheckInterval: time.Second,
+		ShutdownTimeout:          w.opts.ShutdownTimeout,
+		BaseContext:              func() context.Context { return w.base },
+		RetryDelayFunc:           w.retryDelay,
+		Logger:                   asynqLogger{w.log},
+		LogLevel:                 asynq.WarnLevel,
+	})
+}
+
+// kickRecoverer runs asynq's recoverer on queues now: a server on those
+// queues is started and stopped at once; its start-up recoverer pass
+// re-queues the tasks reclaim marked, and its Shutdown (in the background)
+// waits for that pass and for a job it may have dequeued meanwhile.
+func (w *Worker) kickRecoverer(queues []string) {
+	qs := map[string]int{}
+	for _, q := range queues {
+		qs[q] = 1
+	}
+	srv := w.newServer(qs, 1, time.Second)
+	if err := srv.Start(w.mux); err != nil {
+		w.log.Warn("recover orphaned jobs", "err", err)
+		return
+	}
+	srv.Stop()
+	w.kicks.Add(1)
+	go func() {
+		defer w.kicks.Done()
+		srv.Shutdown()
+	}()
 }
 
 // Run starts the worker and shuts it down gracefully when ctx ends.
@@ -253,6 +286,7 @@ func (w *Worker) Shutdown() {
 	w.cancelBase()
 	close(w.stopBeat)
 	<-w.beatDone
+	w.kicks.Wait()
 	pipe := w.svc.rdb.TxPipeline()
 	pipe.ZRem(ctx, keyWorkers, w.id)
 	pipe.Del(ctx, keyWorker(w.id))
@@ -279,7 +313,9 @@ func (w *Worker) beatLoop() {
 				w.log.Warn("heartbeat", "err", err)
 			}
 			if advertise {
-				w.reclaim(ctx)
+				if qs := w.reclaim(ctx); len(qs) > 0 {
+					w.kickRecoverer(qs)
+				}
 			}
 			cancel()
 		}
@@ -341,8 +377,9 @@ end
 return n`)
 
 // reclaim marks the orphaned tasks of the worker's queues for the asynq
-// recoverer.
-func (w *Worker) reclaim(ctx context.Context) {
+// recoverer and returns the queues that had some.
+func (w *Worker) reclaim(ctx context.Context) []string {
+	var queues []string
 	// A live server's lease score is its last extension + 30 s.
 	stale := time.Now().Add(30*time.Second - orphanAfter).Unix()
 	live := nowMS() - HeartbeatTTL.Milliseconds()
@@ -355,8 +392,10 @@ func (w *Worker) reclaim(ctx context.Context) {
 		}
 		if n > 0 {
 			w.log.Warn("jobs of a stopped worker will be re-run", "model", m, "count", n)
+			queues = append(queues, QueueName(m))
 		}
 	}
+	return queues
 }
 
 func (w *Worker) retryDelay(n int, err error, t *asynq.Task) time.Duration {
