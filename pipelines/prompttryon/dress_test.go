@@ -467,3 +467,31 @@ func TestModelImageFromPresets(t *testing.T) {
 		t.Errorf("unknown preset: %v", err)
 	}
 }
+
+// BenchmarkDress measures painting one garment at 832x1248 (per prompt)
+// and the region finding including the three model runs.
+func BenchmarkDress(b *testing.B) {
+	src := rgbaCopy(pipelinetest.Image(b, "images/fashn_model.webp"))
+	p := pipelinetest.Perception(b)
+	r, err := findRegions(context.Background(), p, src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, prompt := range []string{"burgundy t-shirt", "navy shirt with white stripes", "blush floral dress"} {
+		spec, _ := Parse(prompt)
+		b.Run(strings.ReplaceAll(prompt, " ", "_"), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := dress(src, r, spec, int64(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("regions+models", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := findRegions(context.Background(), p, src); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -71,3 +71,27 @@ func save(t *testing.T, path string, img image.Image) {
 		t.Fatal(err)
 	}
 }
+
+// TestWritePipelineLooks runs whole jobs (style, tier, variations) and
+// writes the outputs into $FASHIOND_LOOK_DIR (skipped when unset).
+func TestWritePipelineLooks(t *testing.T) {
+	dir := os.Getenv("FASHIOND_LOOK_DIR")
+	if dir == "" {
+		t.Skip("set FASHIOND_LOOK_DIR to write the images")
+	}
+	pl := New(pipelinetest.Perception(t), nil)
+	for k, in := range []map[string]any{
+		{"personImage": "file:images/fashn_model.webp", "prompt": "navy shirt with white stripes", "styleId": "studio", "sampleCount": 2},
+		{"personImage": "file:images/astronaut.png", "prompt": "emerald jacket", "styleId": "flash", "sampleCount": 1},
+		{"personImage": "file:images/fashn_garment.webp", "prompt": "red plaid shirt", "styleId": "analog", "sampleCount": 1, "ratio": "4:5"},
+	} {
+		res, err := run(t, pl, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, o := range res.Outputs {
+			save(t, filepath.Join(dir, "job"+string(rune('0'+k))+"_"+string(rune('0'+s))+".png"), o.Image)
+			t.Logf("job %d sample %d: %v %s", k, s, o.Image.Bounds(), o.Method)
+		}
+	}
+}

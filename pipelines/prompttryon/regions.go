@@ -221,7 +221,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 				dHere = dB
 			}
 			sim := smoothstep(6, 2, dHere)
-			fillv := sim * pg.p[i] * notBody.p[i] * smoothstep(0.01, 0.08, near.p[i])
+			fillv := sim * r.person.p[i] * notBody.p[i] * smoothstep(0.01, 0.08, near.p[i])
 			g := max(core.p[i], fillv)
 			if r.topModel != nil || r.botModel != nil {
 				// Far off every garment colour: an object held against the
@@ -496,12 +496,23 @@ func fitModel(core, L, A, B *plane, sel func(i int) bool, count *int) *labModel 
 	if len(core.p) > 400_000 {
 		step = 2
 	}
+	var all, bright [3][]float32
 	for i := 0; i < len(core.p); i += step {
 		if core.p[i] > 0.6 && sel(i) {
-			vals[0] = append(vals[0], L.p[i])
-			vals[1] = append(vals[1], A.p[i])
-			vals[2] = append(vals[2], B.p[i])
+			v := [3]float32{L.p[i], A.p[i], B.p[i]}
+			for c := range 3 {
+				all[c] = append(all[c], v[c])
+				if v[0] > 20 {
+					bright[c] = append(bright[c], v[c])
+				}
+			}
 		}
+	}
+	// Chromaticity is reliable only on pixels that are not near black:
+	// use those unless the garment itself is dark.
+	vals = all
+	if len(bright[0]) >= 200 && len(bright[0])*2 >= len(all[0]) {
+		vals = bright
 	}
 	*count = len(vals[0])
 	if len(vals[0]) < 200 {
