@@ -5,8 +5,9 @@
 // larger canvas without black bars.
 //
 // Everything here is classical image processing on top of the perception
-// models; the hole fill is OpenCV's Telea inpainting at reduced resolution
-// plus matched grain, not a generative inpainter.
+// models; the hole fill is OpenCV's Telea inpainting near the hole boundary
+// blended into a push-pull membrane deeper inside, at reduced resolution,
+// plus matched grain: not a generative inpainter.
 package scene
 
 import (
@@ -244,6 +245,25 @@ func fillBackground(src *image.RGBA, mask *image.Gray) (*image.Gray, *image.RGBA
 	filled, err := cv.Inpaint(small, smallHole, 6)
 	if err != nil {
 		return nil, nil, fmt.Errorf("scene: background fill: %w", err)
+	}
+	// Telea continues edges and colours well near the hole boundary but
+	// draws fan-shaped streaks deep inside a large hole; there a push-pull
+	// membrane (smooth, like an out-of-focus background) takes over.
+	smallIn := threshold(smallHole, 0)
+	smooth := pushPull(small, smallIn)
+	known := make([]bool, len(smallIn))
+	for i, v := range smallIn {
+		known[i] = !v
+	}
+	depthIn := distanceTransform(known, sw, sh)
+	for i, v := range smallIn {
+		if !v {
+			continue
+		}
+		a := clampf((depthIn[i]-5)/12, 0, 1)
+		for c := 0; c < 3; c++ {
+			filled.Pix[i*4+c] = uint8(float32(filled.Pix[i*4+c])*(1-a) + float32(smooth.Pix[i*4+c])*a + 0.5)
+		}
 	}
 	up := Resize(filled, w, h)
 

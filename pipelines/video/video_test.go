@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"fashiond/ffmpeg"
 	"fashiond/pipelines"
@@ -426,4 +427,35 @@ func TestRenderWithoutPerson(t *testing.T) {
 		}
 	}
 	dump("flatlay_last.png", b)
+}
+
+// TestGenerateCancel: cancelling mid-render stops ffmpeg and returns the
+// context's error promptly.
+func TestGenerateCancel(t *testing.T) {
+	needFFmpeg(t)
+	pl := New(pipelinetest.Perception(t), Options{})
+	spec, err := pl.resolve(Inputs{Duration: 8, AspectRatio: "16:9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progress := func(stage string, f float64, d string) {
+		if d == "frame 12/192" {
+			cancel()
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := pl.Generate(ctx, pipelinetest.Image(t, "images/astronaut.png"), spec, progress)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "cancel") {
+			t.Fatalf("cancelled generation returned %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("generation did not stop after cancel")
+	}
 }
