@@ -37,9 +37,10 @@ func (s *Service) janitor(every time.Duration) {
 // Sweep is one janitor pass (Open runs it every JanitorInterval): it deletes
 // jobs past their retention with their outputs and queue tasks, and fails
 // (with refund) jobs that can no longer finish: whose task was lost or
-// archived after its retries (e.g. a worker that kept crashing), or whose
-// model no live worker has served for UnservedTimeout. Safe to run from
-// several processes at once.
+// archived after its retries (e.g. a worker that kept crashing), or, once
+// older than UnservedTimeout, that wait in the queue or sit with a dead
+// worker while no live worker serves their model. Safe to run from several
+// processes at once.
 func (s *Service) Sweep(ctx context.Context) error {
 	return errors.Join(s.expire(ctx), s.unstick(ctx))
 }
@@ -136,8 +137,23 @@ func (s *Service) unstickOne(ctx context.Context, id string) error {
 			return err
 		}
 		msg = fmt.Sprintf("no worker serving %s was available for %s; credits refunded", r.Model, s.opts.UnservedTimeout)
+	case info.State == asynq.TaskStateActive:
+		// A live worker of the model recovers a dead worker's task (see
+		// orphanAfter); with none left, the job would wait forever.
+		if time.Since(r.CreatedAt) < s.opts.UnservedTimeout {
+			return nil
+		}
+		score, err := s.rdb.ZScore(ctx, leaseKey(queue), id).Result()
+		if err != nil || int64(score) >= time.Now().Add(30*time.Second-orphanAfter).Unix() {
+			return nil // no lease, or one still being extended
+		}
+		n, err := s.liveWorkers(ctx, r.Model)
+		if err != nil || n > 0 {
+			return err
+		}
+		msg = fmt.Sprintf("the worker running the job stopped and no worker serving %s was available for %s; credits refunded", r.Model, s.opts.UnservedTimeout)
 	default:
-		return nil // active: asynq and the workers' reclaim handle crashes
+		return nil
 	}
 	done, err := s.fail(ctx, r, msg)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"fashiond/fetch"
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
 )
@@ -679,11 +680,23 @@ func TestUnstick(t *testing.T) {
 		advertise()
 		archived := e.submit("gone", 4, "")
 		unserved := e.submit("gone", 3, "")
+		orphan := e.submit("gone", 2, "")
 		e.svc.rdb.ZRem(ctx, keyServed("gone"), "fake")
 		if err := e.svc.insp.ArchiveTask(QueueName("gone"), archived.ID); err != nil {
 			t.Fatal(err)
 		}
-		for _, id := range []string{archived.ID, unserved.ID} {
+		// orphan: dequeued by a worker that died (asynq v0.26's layout:
+		// the task leaves the pending list for the active list and gets a
+		// lease; its lease was last extended a minute ago).
+		q := QueueName("gone")
+		e.svc.rdb.LRem(ctx, "asynq:{"+q+"}:pending", 0, orphan.ID)
+		e.svc.rdb.LPush(ctx, "asynq:{"+q+"}:active", orphan.ID)
+		e.svc.rdb.HSet(ctx, "asynq:{"+q+"}:t:"+orphan.ID, "state", "active")
+		e.svc.rdb.ZAdd(ctx, leaseKey(q), redisZ(float64(time.Now().Add(-30*time.Second).Unix()), orphan.ID))
+		if info, err := e.svc.insp.GetTaskInfo(q, orphan.ID); err != nil || info.State != asynq.TaskStateActive {
+			t.Fatalf("simulated orphan: %+v %v", info, err)
+		}
+		for _, id := range []string{archived.ID, unserved.ID, orphan.ID} {
 			e.svc.rdb.ZAdd(ctx, keyActive, redisZ(0, id)) // make them old
 		}
 		for i := 0; i < 2; i++ { // twice: the second pass changes nothing
@@ -696,6 +709,7 @@ func TestUnstick(t *testing.T) {
 		}{
 			{archived.ID, "the job did not finish after 1 attempts"},
 			{unserved.ID, "no worker serving gone was available"},
+			{orphan.ID, "the worker running the job stopped and no worker serving gone was available"},
 		}
 		for _, tc := range tests {
 			j, _ := e.svc.Get(ctx, e.owner, tc.id)
@@ -704,10 +718,33 @@ func TestUnstick(t *testing.T) {
 			}
 		}
 		if b := e.balance(); b != e.credits {
-			t.Errorf("balance %d, want %d (both refunded once)", b, e.credits)
+			t.Errorf("balance %d, want %d (all refunded once)", b, e.credits)
 		}
-		if k := e.ledgerKinds(); k["refund"] != 2 {
-			t.Errorf("ledger %v, want 2 refunds", k)
+		if k := e.ledgerKinds(); k["refund"] != 3 {
+			t.Errorf("ledger %v, want 3 refunds", k)
+		}
+	})
+}
+
+// TestWebhookAddressRules: webhooks obey the fetch address rules; without an
+// allowance a loopback receiver is never contacted.
+func TestWebhookAddressRules(t *testing.T) {
+	forBackends(t, func(t *testing.T, addr string) {
+		e := newEnv(t, addr, Options{WebhookClient: fetch.NewClient(fetch.Policy{TotalTimeout: WebhookTimeout})})
+		rc := &receiver{}
+		hook := httptest.NewServer(rc)
+		defer hook.Close()
+		p := newBlocking("block", 1)
+		p.Release()
+		e.worker(p)
+		j := e.submit("block", 1, hook.URL)
+		e.waitTerminal(j.ID)
+		err := e.svc.deliverWebhook(context.Background(), j.ID)
+		if err == nil || !strings.Contains(err.Error(), "is refused") {
+			t.Errorf("delivery to loopback: err %v, want a refusal", err)
+		}
+		if n := len(rc.deliveries()); n != 0 {
+			t.Errorf("loopback receiver got %d requests", n)
 		}
 	})
 }
