@@ -1,0 +1,282 @@
+// Package posecontrol is the pose-control pipeline: it re-poses the person of
+// a model image into each requested pose, keeping face, clothing and
+// background.
+//
+// Reference path: the source pose and person layers come from the
+// perception models (scene.Layers); a target skeleton comes from a template
+// image (pose model) or from a custom text through a pose vocabulary
+// (POSES.md); it is retargeted to the source's bone lengths, anchored at the
+// hips; the person is deformed by linear blend skinning of a triangle grid
+// (arms as separate layers, the body under them inpainted) and drawn over
+// the background plate with the person removed.
+package posecontrol
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"log/slog"
+	"math"
+	"strings"
+
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/scene"
+)
+
+// Method is Output.Method of every pose-control result.
+const Method = "lbs-mesh-warp"
+
+// Notes are what the reference re-posing cannot do, said on every result.
+var Notes = []string{
+	"occluded body parts are not hallucinated: what the source photo does not show stays hidden or is filled from nearby texture",
+	"large rotations out of the image plane (turning, bending towards the camera) are approximated by in-plane bone rotations",
+}
+
+// maxWorkPixels is the working resolution cap; ToTier reaches the tier.
+const maxWorkPixels = 1_100_000
+
+// Pipeline is the pose-control pipeline.
+type Pipeline struct {
+	p   models.Perception
+	log *slog.Logger
+}
+
+// New returns the pipeline over the perception models.
+func New(p models.Perception) *Pipeline {
+	return &Pipeline{p: p, log: slog.Default().With("pipeline", "pose-control")}
+}
+
+// Name implements pipelines.Pipeline.
+func (*Pipeline) Name() string { return "pose-control" }
+
+// PoseSpec is one element of inputs.poses.
+type PoseSpec struct {
+	Type   string `json:"type"`
+	CdnURL string `json:"cdnUrl"`
+	Title  string `json:"title"`
+	Text   string `json:"text"`
+}
+
+// Inputs are the normalised pose-control inputs.
+type Inputs struct {
+	ModelImage string     `json:"modelImage"`
+	Poses      []PoseSpec `json:"poses"`
+	Quality    string     `json:"quality"`
+	Ratio      string     `json:"ratio"`
+}
+
+// MaxPoses is the most poses one job may ask for.
+const MaxPoses = 8
+
+// Run implements pipelines.Pipeline.
+func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
+	var in Inputs
+	if err := json.Unmarshal(req.Inputs, &in); err != nil {
+		return nil, pipelines.Failf("pose-control: bad inputs: %v", err)
+	}
+	if len(in.Poses) == 0 || len(in.Poses) > MaxPoses {
+		return nil, pipelines.Failf("pose-control: poses must hold 1 to %d poses, got %d", MaxPoses, len(in.Poses))
+	}
+	if in.Quality == "" {
+		in.Quality = "1k"
+	}
+	// Read every custom text first: a bad text fails the job before any
+	// image work.
+	parsed := make([]ParsedPose, len(in.Poses))
+	for i, ps := range in.Poses {
+		switch ps.Type {
+		case "custom":
+			pp, err := ParsePoseText(ps.Text)
+			if err != nil {
+				return nil, pipelines.Failf("poses[%d]: %v", i, err)
+			}
+			parsed[i] = pp
+		case "template":
+			if ps.CdnURL == "" {
+				return nil, pipelines.Failf("poses[%d]: a template pose needs a cdnUrl", i)
+			}
+		default:
+			return nil, pipelines.Failf("poses[%d]: unknown pose type %q (want template or custom)", i, ps.Type)
+		}
+	}
+	progress := req.Progress
+	if progress == nil {
+		progress = func(string, float64, string) {}
+	}
+	progress("load", 0.02, "")
+	img, err := req.Images.Load(ctx, "inputs.modelImage", in.ModelImage)
+	if err != nil {
+		return nil, asJobError(err)
+	}
+	work := FitPixels(img, maxWorkPixels)
+	ratio := in.Ratio
+	if ratio == "" {
+		b := img.Bounds()
+		ratio = models.RatioOf(b.Dx(), b.Dy())
+	}
+	progress("layers", 0.08, "")
+	sc, err := scene.Layers(ctx, pl.p, work, scene.Options{})
+	if err != nil {
+		return nil, asJobError(err)
+	}
+	if err := SourceUsable(sc); err != nil {
+		return nil, pipelines.Failf("pose-control: %v in inputs.modelImage", err)
+	}
+	// A person to re-pose shows a face: without one, the pose model's
+	// skeleton on a product or an empty scene is a guess.
+	if faces, err := pl.p.Faces(ctx, sc.Image); err != nil {
+		return nil, asJobError(err)
+	} else if len(faces) == 0 {
+		return nil, pipelines.Failf("pose-control: no person found in inputs.modelImage (no face detected)")
+	}
+	src := allKnown(SkeletonFromPose(sc.Pose, sc.Image.Rect.Dx(), sc.Image.Rect.Dy()))
+	res := &pipelines.Result{}
+	n := float64(len(in.Poses))
+	for i, ps := range in.Poses {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		progress("pose", 0.1+0.85*float64(i)/n, fmt.Sprintf("pose %d/%d", i+1, len(in.Poses)))
+		var target Skeleton
+		notes := append([]string(nil), Notes...)
+		switch ps.Type {
+		case "template":
+			field := fmt.Sprintf("inputs.poses[%d].cdnUrl", i)
+			timg, err := req.Images.Load(ctx, field, ps.CdnURL)
+			if err != nil {
+				var pe *pipelines.Error
+				if errors.As(err, &pe) {
+					return nil, &pipelines.Error{Msg: fmt.Sprintf("poses[%d]: %s", i, pe.Msg), Transient: pe.Transient, Err: err}
+				}
+				return nil, pipelines.Failf("poses[%d]: %v", i, err)
+			}
+			target, err = TargetFromImage(ctx, pl.p, timg)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, pipelines.Failf("poses[%d]: %v", i, err)
+			}
+			if target.facing() != src.facing() {
+				notes = append(notes, "the template faces the other way: its left and right limbs were swapped to copy the picture's layout")
+			}
+		case "custom":
+			pp := parsed[i]
+			var err error
+			target, err = pp.Apply(src)
+			if err != nil {
+				return nil, pipelines.Failf("poses[%d]: %v", i, err)
+			}
+			notes = append(notes, "pose read as: "+strings.Join(pp.Matched, ", "))
+			if len(pp.Ignored) > 0 {
+				notes = append(notes, "words not understood and ignored: "+strings.Join(pp.Ignored, " "))
+			}
+		}
+		r, err := ReposeDetail(ctx, pl.p, sc, target)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, pipelines.Failf("poses[%d]: %v", i, err)
+		}
+		out, err := pl.p.ToTier(ctx, r.Image, in.Quality, ratio)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, pipelines.Failf("poses[%d]: %v", i, err)
+		}
+		res.Outputs = append(res.Outputs, pipelines.Output{Image: out, Path: "reference", Method: Method, Notes: notes})
+	}
+	progress("done", 1, "")
+	return res, nil
+}
+
+func asJobError(err error) error {
+	var pe *pipelines.Error
+	if errors.As(err, &pe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return pipelines.Failf("%v", err)
+}
+
+// SourceUsable says why a scene cannot be re-posed (nil when it can): a
+// person must be present with shoulders and hips the pose model sees.
+func SourceUsable(sc *scene.Scene) error {
+	if sc == nil || !sc.HasPerson || sc.Pose == nil || sc.Pose.Presence < 0.5 {
+		return errors.New("no person found")
+	}
+	k := sc.Pose.Keypoints
+	for _, j := range []int{11, 12} {
+		if k[j].Visibility < 0.3 {
+			return errors.New("the person's shoulders are not visible")
+		}
+	}
+	return nil
+}
+
+// TargetFromImage estimates the target skeleton from a template image with
+// the pose model. It fails when no person is found or too few body joints
+// are visible to define a pose.
+func TargetFromImage(ctx context.Context, p models.Perception, img image.Image) (Skeleton, error) {
+	if p == nil {
+		return Skeleton{}, errors.New("no pose model")
+	}
+	b := img.Bounds()
+	pose, err := p.Pose(ctx, FitPixels(img, maxWorkPixels))
+	if err != nil {
+		return Skeleton{}, err
+	}
+	fb := FitPixels(img, maxWorkPixels).Bounds()
+	s := SkeletonFromPose(pose, fb.Dx(), fb.Dy())
+	// Back to the template's pixels (only directions matter, but keep the
+	// skeleton in the image it came from).
+	if fb.Dx() != b.Dx() {
+		k := float64(b.Dx()) / float64(fb.Dx())
+		for i := range s.Joints {
+			s.Joints[i] = scale(s.Joints[i], k)
+			s.Z[i] *= k
+		}
+	}
+	// Legs the model only guesses (out of the frame) are unknown: the
+	// source keeps its own leg angles there.
+	rel := legReliability(pose, s)
+	for i, l := range []limbIdx{legOf(sideLeft), legOf(sideRight)} {
+		if !rel.thigh[i] {
+			s.Known[l.mid] = false
+		}
+		if !rel.shin[i] {
+			s.Known[l.end] = false
+		}
+		if !rel.foot[i] {
+			for _, j := range extremities(l.end) {
+				s.Known[j] = false
+			}
+		}
+	}
+	n := 0
+	for _, j := range BodyJoints {
+		if s.Known[j] {
+			n++
+		}
+	}
+	if pose.Presence < 0.5 || !s.Known[11] || !s.Known[12] || n < 5 {
+		return Skeleton{}, errors.New("no person found in the template image")
+	}
+	return s, nil
+}
+
+// FitPixels downsizes img (Lanczos-quality) so it has at most maxPx pixels;
+// smaller images are returned as *image.RGBA unchanged.
+func FitPixels(img image.Image, maxPx int) *image.RGBA {
+	b := img.Bounds()
+	px := b.Dx() * b.Dy()
+	if px <= maxPx {
+		return scene.RGBA(img)
+	}
+	k := math.Sqrt(float64(maxPx) / float64(px))
+	return scene.Resize(img, max(1, int(float64(b.Dx())*k)), max(1, int(float64(b.Dy())*k)))
+}
