@@ -139,7 +139,8 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if in.StyleID != "" {
 		method = append(method, "style="+in.StyleID)
 	}
-	notes = append(notes, "reference path: colour and pattern of the existing garments are changed; the garment's cut and shape are the photo's own (a generative model would be needed to change them)")
+	notes = append(notes, "reference path: colour and pattern of the existing garments are changed; the garment's cut and shape are the photo's own (a generative model would be needed to change them)",
+		"badges, prints, cords and objects held against the garment keep their colour when they differ clearly from it; hands resting on a garment keep a small margin of the old colour around them")
 	res := &pipelines.Result{}
 	for s := 0; s < in.SampleCount; s++ {
 		frac := func(f float64) float64 { return 0.2 + 0.8*(float64(s)+f)/float64(in.SampleCount) }

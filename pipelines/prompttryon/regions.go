@@ -30,6 +30,27 @@ type regions struct {
 // chromaticity of linear light (x100).
 type labModel struct {
 	mean, std [3]float64
+	// chroma (C*) and hue (degrees) of the garment's bright pixels, and
+	// whether it is chromatic enough (C* > 20) for the hue to identify it.
+	chroma, hue float64
+	chromatic   bool
+}
+
+// offHue rates 0..1 how clearly a pixel (chroma c, hue h) is not the
+// garment's colour: nearly grey, or of another hue, on a chromatic
+// garment. 0 for achromatic garments.
+func (m *labModel) offHue(c, h float32) float32 {
+	if !m.chromatic {
+		return 0
+	}
+	cm := float32(m.chroma)
+	grey := smoothstep(0.35*cm, 0.15*cm, c)
+	d := math.Abs(float64(h) - m.hue)
+	if d > 180 {
+		d = 360 - d
+	}
+	other := smoothstep(30, 50, float32(d)) * smoothstep(0.15*cm, 0.35*cm, c)
+	return max(grey, other)
 }
 
 // dist is the mean squared z-score of a Lab colour.
@@ -85,7 +106,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 			v = pm.p[i]
 		}
 		r.person.p[i] = smoothstep(0.3, 0.7, v)
-		pg.p[i] = smoothstep(0.05, 0.35, v)
+		pg.p[i] = smoothstep(0.1, 0.45, v)
 	}
 	clothes := maskPlane(parse.Clothes, w, h)
 	skin := maskPlane(parse.Skin, w, h)
@@ -105,6 +126,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 
 	// Lab-derived planes and luminance.
 	L, A, B := newPlane(w, h), newPlane(w, h), newPlane(w, h)
+	Cp, Hp := newPlane(w, h), newPlane(w, h) // LCh chroma and hue
 	r.lum = newPlane(w, h)
 	parallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
@@ -112,7 +134,8 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 			for x := 0; x < w; x++ {
 				i := y*w + x
 				lr, lg, lb := lin8[row[x*4]], lin8[row[x*4+1]], lin8[row[x*4+2]]
-				l, _, _ := linToLab(lr, lg, lb)
+				l, la, lb2 := linToLab(lr, lg, lb)
+				Cp.p[i], Hp.p[i] = float32(math.Hypot(la, lb2)), float32(hueDeg(la, lb2))
 				// rg chromaticity of linear light: invariant to shading (a
 				// multiplication of linear RGB), so a garment in shadow
 				// still matches its lit parts.
@@ -128,8 +151,8 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 		x, y := float64(i%w), float64(i/w)
 		return ((x-r.waistX)*r.upX + (y-r.waistY)*r.upY) / r.torso
 	}
-	r.topModel = fitModel(core, L, A, B, func(i int) bool { return tt(i) > 0.25 }, &r.seedCounts[0])
-	r.botModel = fitModel(core, L, A, B, func(i int) bool { return tt(i) < -0.12 && shoes.p[i] == 0 }, &r.seedCounts[1])
+	r.topModel = fitModel(core, L, A, B, Cp, Hp, func(i int) bool { return tt(i) > 0.25 }, &r.seedCounts[0])
+	r.botModel = fitModel(core, L, A, B, Cp, Hp, func(i int) bool { return tt(i) < -0.12 && shoes.p[i] == 0 }, &r.seedCounts[1])
 	separated := false
 	if r.topModel != nil && r.botModel != nil {
 		var d float64
@@ -223,6 +246,15 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 			sim := smoothstep(6, 2, dHere)
 			fillv := sim * r.person.p[i] * notBody.p[i] * smoothstep(0.01, 0.08, near.p[i])
 			g := max(core.p[i], fillv)
+			here := r.topModel
+			if (t < 0 && r.hipsInFrame && r.botModel != nil) || here == nil {
+				here = r.botModel
+			}
+			if here != nil {
+				// Off the hue of a strongly coloured garment, or nearly
+				// grey on it: cords, badges, a helmet held against it.
+				g *= 1 - here.offHue(Cp.p[i], Hp.p[i])
+			}
 			if r.topModel != nil || r.botModel != nil {
 				// Far off every garment colour: an object held against the
 				// body (a helmet, a bag), a badge or a print; left as it is.
@@ -490,15 +522,22 @@ func segDist2(x, y, ax, ay, bx, by float64) float64 {
 // sel accepts; nil when fewer than 200 pixels qualify. Robust: the centre
 // is the median and the spread 1.5 x the normalised median absolute
 // deviation, so badges, prints and held objects do not widen it.
-func fitModel(core, L, A, B *plane, sel func(i int) bool, count *int) *labModel {
+func fitModel(core, L, A, B, Cp, Hp *plane, sel func(i int) bool, count *int) *labModel {
 	var vals [3][]float32
 	step := 1
 	if len(core.p) > 400_000 {
 		step = 2
 	}
 	var all, bright [3][]float32
+	var hx, hy float64
+	var cs []float32
 	for i := 0; i < len(core.p); i += step {
 		if core.p[i] > 0.6 && sel(i) {
+			if L.p[i] > 20 && Cp.p[i] > 0 {
+				h := float64(Hp.p[i]) * math.Pi / 180
+				hx, hy = hx+float64(Cp.p[i])*math.Cos(h), hy+float64(Cp.p[i])*math.Sin(h)
+				cs = append(cs, Cp.p[i])
+			}
 			v := [3]float32{L.p[i], A.p[i], B.p[i]}
 			for c := range 3 {
 				all[c] = append(all[c], v[c])
@@ -519,6 +558,12 @@ func fitModel(core, L, A, B *plane, sel func(i int) bool, count *int) *labModel 
 		return nil
 	}
 	m := &labModel{}
+	if len(cs) >= 200 {
+		slices.Sort(cs)
+		m.chroma = float64(cs[len(cs)/2])
+		m.hue = hueDeg(hx, hy)
+		m.chromatic = m.chroma > 20 && len(cs)*2 >= len(all[0])
+	}
 	dev := make([]float32, 0, len(vals[0]))
 	for c := range 3 {
 		v := vals[c]
