@@ -293,7 +293,8 @@ func dominant(img *image.RGBA, m *image.Gray) color.RGBA {
 
 func cutout(img *image.RGBA, m *image.Gray) *image.NRGBA {
 	w, h := img.Rect.Dx(), img.Rect.Dy()
-	a := mask.Feather(mask.Erode(m, 0.5), 0.8)
+	// The outermost pixels mix with the background: drop them and feather.
+	a := mask.Feather(mask.Erode(m, 1.5), 0.8)
 	out := image.NewNRGBA(image.Rect(0, 0, w, h))
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {

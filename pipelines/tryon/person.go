@@ -272,7 +272,7 @@ func (b *body) regions() {
 	for _, a := range [][3]models.Point{{b.shL, b.elL, b.wrL}, {b.shR, b.elR, b.wrR}} {
 		capsule(arms, []models.Point{a[0], a[1], a[2]}, []float64{0.16 * b.sw, 0.14 * b.sw, 0.12 * b.sw})
 		hc := add(a[2], mul(sub(a[2], a[1]), 0.35))
-		disc(hands, hc, 0.24*b.sw)
+		disc(hands, hc, 0.2*b.sw)
 		capsule(arms, []models.Point{a[2], hc}, []float64{0.12 * b.sw, 0.22 * b.sw})
 	}
 	disc(hands, b.nose, b.headR)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"image/color"
 	"image/draw"
 	"math"
 	"math/rand/v2"
@@ -139,7 +140,14 @@ func Transfer(ctx context.Context, p models.Perception, person image.Image, g *g
 		return nil, nil, err
 	}
 	prog("composite", 0.75)
-	out, err := composite(b, g.Kind, parts, acc, info)
+	// Full-length trousers replace the old trousers entirely: what the warp
+	// leaves of them is recoloured to the garment (keeping their folds)
+	// rather than inpainted from the surroundings.
+	var recolour *color.RGBA
+	if g.Kind == garment.KindBottom && g.Trousers {
+		recolour = &g.Dominant
+	}
+	out, err := composite(b, g.Kind, parts, acc, info, recolour)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -391,6 +399,10 @@ func placeTop(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fit, 
 		sleeveL = splitMask(g.Mask, gsL, L["left_underarm"], L["left_sleeve_end"])
 		sleeveR = splitMask(g.Mask, gsR, L["right_underarm"], L["right_sleeve_end"])
 		bodyM = subMask(subMask(g.Mask, sleeveL), sleeveR)
+		// Parts overlap by a few pixels so that no seam opens between them.
+		sleeveL = overlap(sleeveL, g.Mask)
+		sleeveR = overlap(sleeveR, g.Mask)
+		bodyM = overlap(bodyM, g.Mask)
 	}
 	step, ss := workParams(acc)
 	full := image.Rect(0, 0, b.w, b.h)
@@ -756,14 +768,12 @@ func placeBottom(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fi
 			cutPoly = append(cutPoly, poly[i])
 			acc2 += l
 		}
-		if acc == AccuracyStandard {
-			// Straight thigh and shin segments only (no waist bend).
-			cutPoly = append([]models.Point{sd.waist}, cutPoly[min(2, len(cutPoly)-1):]...)
-			if len(cutPoly) > 3 {
-				cutPoly = []models.Point{cutPoly[0], cutPoly[len(cutPoly)-1]}
-			}
+		if acc == AccuracyStandard && len(cutPoly) > 2 {
+			// Two straight pieces, waist to knee and knee to hem (no bend
+			// at the hip).
+			cutPoly = append([]models.Point{sd.waist}, cutPoly[2:]...)
 		}
-		legM := splitMask(g.Mask, crotch, gwC, sd.gHem)
+		legM := overlap(splitMask(g.Mask, crotch, gwC, sd.gHem), g.Mask)
 		// Leg width profile: the old trousers' width across the leg over the
 		// garment's width at the same fraction of its length.
 		ug := unit(sub(sd.gHem, g0))
@@ -820,7 +830,7 @@ func placeBottom(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fi
 	extImg := extendColours(cut, max(cut.Rect.Dx(), cut.Rect.Dy())/12)
 	for i := range parts {
 		ext := warpLayer(&sampler{img: extImg, w: cut.Rect.Dx(), h: cut.Rect.Dy()}, bones[i], b.w, b.h, boxes[i], min(step, 2), 1)
-		extendInto(parts[i].lay, ext, mask.Dilate(b.lower, 3), legAllow, []*layer{parts[1-i].lay}, 0.12*b.sw)
+		extendInto(parts[i].lay, ext, mask.Dilate(b.lower, 3), legAllow, []*layer{parts[1-i].lay}, 0.3*b.sw)
 	}
 	return parts, nil
 }
@@ -828,7 +838,7 @@ func placeBottom(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fi
 // composite removes the old garment, fills what the new one leaves
 // visible, and lays the new garment behind arms, hands, hair and face
 // (sleeves over the arms, behind the hands).
-func composite(b *body, kind string, parts []part, acc string, info *TransferInfo) (*image.RGBA, error) {
+func composite(b *body, kind string, parts []part, acc string, info *TransferInfo, recolour *color.RGBA) (*image.RGBA, error) {
 	w, h := b.w, b.h
 	var old *image.Gray
 	switch kind {
@@ -882,7 +892,7 @@ func composite(b *body, kind string, parts []part, acc string, info *TransferInf
 		info.Coverage = float64(covN) / float64(oldN)
 	}
 	base := b.img
-	if covN < oldN {
+	if covN < oldN && recolour == nil {
 		inp, err := cv.Inpaint(b.img, fill, 5)
 		if err != nil {
 			return nil, err
@@ -894,6 +904,28 @@ func composite(b *body, kind string, parts []part, acc string, info *TransferInf
 	// Lighting (all tiers) and fold shading (hyper) from the original
 	// clothes modulate the garment where it lies on them.
 	shade := shading(b, old, acc == AccuracyHyper)
+	if recolour != nil && covN < oldN {
+		folds := shading(b, old, true)
+		if folds == nil {
+			folds = make([]float32, w*h)
+			for i := range folds {
+				folds[i] = 1
+			}
+		}
+		soft := mask.GaussBlur(mask.Float(fill), w, h, 1.5)
+		rc := [3]float32{float32(recolour.R), float32(recolour.G), float32(recolour.B)}
+		for i := 0; i < w*h; i++ {
+			a := soft[i] * float32(old.Pix[i]) / 255
+			if a <= 0 {
+				continue
+			}
+			for c := 0; c < 3; c++ {
+				v := min(max(rc[c]*folds[i], 0), 255)
+				o := float32(out.Pix[i*4+c])
+				out.Pix[i*4+c] = uint8(o + (v-o)*a + 0.5)
+			}
+		}
+	}
 	layerA := make([]float32, w*h)
 	allow := map[string][]float32{}
 	for _, pt := range parts {
@@ -1064,9 +1096,24 @@ func extendColours(c *image.NRGBA, rings int) *image.NRGBA {
 		}
 		front = next
 	}
+	// Smooth the propagated ring (ring copying leaves streaks).
+	ring := make([]bool, w*h)
 	for i := range known {
 		if known[i] {
+			ring[i] = c.Pix[i*4+3] < 250
 			out.Pix[i*4+3] = 255
+		}
+	}
+	for ch := 0; ch < 3; ch++ {
+		f := make([]float32, w*h)
+		for i := range f {
+			f[i] = float32(out.Pix[i*4+ch])
+		}
+		bl := mask.BoxBlur(f, w, h, 4)
+		for i, r := range ring {
+			if r {
+				out.Pix[i*4+ch] = uint8(min(max(bl[i], 0), 255))
+			}
 		}
 	}
 	return out
@@ -1103,4 +1150,15 @@ func extendInto(lay, ext *layer, region, allow *image.Gray, others []*layer, rea
 			lay.pix[i*4+c] += ext.pix[i*4+c] * k
 		}
 	}
+}
+
+// overlap grows a garment part by 3 pixels inside the garment mask.
+func overlap(part, garmentMask *image.Gray) *image.Gray {
+	d := mask.Dilate(part, 3)
+	for i, v := range garmentMask.Pix {
+		if v < 128 {
+			d.Pix[i] = 0
+		}
+	}
+	return d
 }
