@@ -69,9 +69,10 @@ func (l *loaded) Run(ctx context.Context, in []inference.Tensor) ([]inference.Te
 }
 
 type slot struct {
-	once sync.Once
-	m    *loaded
-	err  error
+	once  sync.Once
+	m     *loaded
+	err   error
+	ready *loaded // m once loaded, guarded by Suite.mu (for Runners)
 }
 
 // Suite implements Perception with the models of one model repository.
@@ -164,7 +165,12 @@ func (s *Suite) model(ctx context.Context, name string) (*loaded, error) {
 	s.mu.Unlock()
 	// Loading is not cancelled with the first caller's context: a cancelled
 	// job must not leave the model unloadable for everyone after it.
-	sl.once.Do(func() { sl.m, sl.err = s.load(context.WithoutCancel(ctx), name) })
+	sl.once.Do(func() {
+		sl.m, sl.err = s.load(context.WithoutCancel(ctx), name)
+		s.mu.Lock()
+		sl.ready = sl.m
+		s.mu.Unlock()
+	})
 	if sl.err != nil {
 		return nil, sl.err
 	}
@@ -236,10 +242,11 @@ func (s *Suite) Runners() []RunnerInfo {
 	var out []RunnerInfo
 	for _, n := range ModelNames() {
 		sl := s.slots[n]
-		if sl == nil || sl.m == nil {
+		if sl == nil || sl.ready == nil {
 			continue
 		}
-		out = append(out, RunnerInfo{Model: n, Mode: sl.m.runner.Mode(), Device: sl.m.device, Stats: sl.m.runner.Stats()})
+		m := sl.ready
+		out = append(out, RunnerInfo{Model: n, Mode: m.runner.Mode(), Device: m.device, Stats: m.runner.Stats()})
 	}
 	return out
 }

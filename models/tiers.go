@@ -103,9 +103,10 @@ func (s *Suite) SRPlan(ctx context.Context, w, h int, tier, ratio string) (SRMod
 func (s *Suite) srDevice(ctx context.Context) string {
 	s.mu.Lock()
 	for _, n := range []string{string(SRQuality), string(SRFast)} {
-		if sl := s.slots[n]; sl != nil && sl.m != nil {
+		if sl := s.slots[n]; sl != nil && sl.ready != nil {
+			d := sl.ready.device
 			s.mu.Unlock()
-			return sl.m.device
+			return d
 		}
 	}
 	s.mu.Unlock()
