@@ -433,6 +433,7 @@ func TestRun(t *testing.T) {
 		{map[string]any{"personImage": "file:images/missing.png", "prompt": "red shirt"}, "inputs.personImage"},
 		{map[string]any{"personImage": "file:images/astronaut.png", "prompt": "olive trousers"}, "found no bottom region"},
 		{map[string]any{"personImage": person, "prompt": "red shirt", "modelImageUrl": "preset:nobody"}, "no preset library"},
+		{map[string]any{"personImage": "file:garments/flatlay_tee_red.png", "prompt": "navy top"}, "no person found"},
 	} {
 		_, err := run(t, pl, c.in)
 		var pe *pipelines.Error

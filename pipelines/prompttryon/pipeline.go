@@ -119,6 +119,10 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		var np *NoPersonError
+		if errors.As(err, &np) {
+			return nil, &pipelines.Error{Msg: err.Error(), Err: err}
+		}
 		return nil, pipelines.Transientf("prompt-tryon: perception failed: %v", err)
 	}
 	var personMask *image.Gray

@@ -26,6 +26,16 @@ type regions struct {
 	topModel, botModel *labModel
 }
 
+// NoPersonError says the pose model found no person to dress.
+type NoPersonError struct {
+	Presence float64 // pose model person presence 0..1
+	Cover    float64 // fraction of the image the person mask covers
+}
+
+func (e *NoPersonError) Error() string {
+	return fmt.Sprintf("prompt-tryon: no person found in the image to dress (pose presence %.2f, person mask covers %.1f%% of it); use a photo of a person wearing the garment to change", e.Presence, e.Cover*100)
+}
+
 // labModel is a per-channel Gaussian colour model over L* and the rg
 // chromaticity of linear light (x100).
 type labModel struct {
@@ -88,6 +98,17 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	selArea := 0
+	for _, v := range sel.Pix {
+		if v > 128 {
+			selArea++
+		}
+	}
+	cover := float64(selArea) / float64(max(len(sel.Pix), 1))
+	if pose.Presence < 0.5 || cover < 0.02 ||
+		pose.Keypoints[models.KpLeftShoulder].Visibility < 0.3 && pose.Keypoints[models.KpRightShoulder].Visibility < 0.3 {
+		return nil, &NoPersonError{Presence: pose.Presence, Cover: cover}
 	}
 	r := &regions{w: w, h: h}
 	diag := math.Hypot(float64(w), float64(h))
