@@ -213,6 +213,16 @@ func maskPlane(m *image.Gray, w, h int) *plane {
 		return nil
 	}
 	out := newPlane(w, h)
+	if mw == w && mh == h {
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+w]
+			o := out.p[y*w : (y+1)*w]
+			for x, v := range row {
+				o[x] = float32(v) * (1.0 / 255)
+			}
+		}
+		return out
+	}
 	sx := float64(mw) / float64(w)
 	sy := float64(mh) / float64(h)
 	parallelRows(h, func(y0, y1 int) {

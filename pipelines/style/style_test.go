@@ -1,6 +1,7 @@
 package style
 
 import (
+	"context"
 	"image"
 	"image/color"
 	"math"
@@ -242,6 +243,24 @@ func BenchmarkApply1MP(b *testing.B) {
 		b.Run(id, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if _, err := Apply(src, id, Options{Seed: int64(i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkApplyWithMask covers the subject-aware paths (backdrops, flash).
+func BenchmarkApplyWithMask(b *testing.B) {
+	src := pipelinetest.Image(b, photo)
+	mask, err := SubjectMask(context.Background(), pipelinetest.Perception(b), src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, id := range []string{"studio", "minimalist", "flash"} {
+		b.Run(id, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := Apply(src, id, Options{Seed: int64(i), PersonMask: mask}); err != nil {
 					b.Fatal(err)
 				}
 			}
