@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"image/png"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,39 +28,10 @@ func savePNG(t testing.TB, path string, img image.Image) {
 	}
 }
 
-func TestDumpPerception(t *testing.T) {
-	if os.Getenv("TRYON_DEBUG") == "" {
-		t.Skip()
-	}
-	p := pipelinetest.Perception(t)
-	img := pipelinetest.Image(t, "images/fashn_model.webp")
-	ctx := context.Background()
-	pose, err := p.Pose(ctx, img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("presence %.2f", pose.Presence)
-	for i, k := range pose.Keypoints {
-		t.Logf("kp %d: %.0f %.0f v=%.2f", i, k.X, k.Y, k.Visibility)
-	}
-	pm, _ := p.PersonMask(ctx, img)
-	pr, err := p.Parse(ctx, img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	savePNG(t, "/tmp/tryon/pm.png", pm)
-	b := img.Bounds()
-	out := image.NewRGBA(b)
-	for i := 0; i < b.Dx()*b.Dy(); i++ {
-		out.Pix[i*4] = pr.Skin.Pix[i]
-		out.Pix[i*4+1] = pr.Clothes.Pix[i]
-		out.Pix[i*4+2] = pr.Hair.Pix[i]
-		out.Pix[i*4+3] = 255
-	}
-	savePNG(t, "/tmp/tryon/parse.png", out)
-}
-
-func TestDumpTransfers(t *testing.T) {
+// TestWriteResults writes every test garment on fashn_model.webp as PNGs to
+// $TRYON_DEBUG (TRYON_ACC: accuracies, comma-separated; TRYON_G: garment
+// names) for looking at; skipped unless TRYON_DEBUG is set.
+func TestWriteResults(t *testing.T) {
 	if os.Getenv("TRYON_DEBUG") == "" {
 		t.Skip()
 	}
@@ -86,43 +58,15 @@ func TestDumpTransfers(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s %s: %v coverage %.2f targets %v", name, acc, time.Since(t0), info.Coverage, info.Targets)
-			savePNG(t, "/tmp/tryon/"+name+"_"+acc+".png", out)
+			savePNG(t, filepath.Join(os.Getenv("TRYON_DEBUG"), name+"_"+acc+".png"), out)
 		}
 	}
 }
 
-func TestDumpRegions(t *testing.T) {
-	if os.Getenv("TRYON_DEBUG") == "" {
-		t.Skip()
-	}
-	p := pipelinetest.Perception(t)
-	person := toRGBA(pipelinetest.Image(t, "images/fashn_model.webp"))
-	b, err := analyzePerson(context.Background(), p, person)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := image.NewRGBA(person.Rect)
-	copy(out.Pix, person.Pix)
-	for i := 0; i < b.w*b.h; i++ {
-		px := out.Pix[i*4 : i*4+4]
-		if b.upper.Pix[i] >= 128 {
-			px[0] = px[0] / 2
-		}
-		if b.lower.Pix[i] >= 128 {
-			px[1] = px[1] / 2
-		}
-		if b.front.Pix[i] >= 128 {
-			px[2] = 255
-		}
-		if b.hands.Pix[i] >= 128 {
-			px[0] = 255
-		}
-	}
-	savePNG(t, "/tmp/tryon/regions.png", out)
-	t.Logf("chest %v legs %v", b.chest, b.legs)
-}
-
-func TestDumpParts(t *testing.T) {
+// TestWriteParts writes the warped parts of garment TRYON_G on the person
+// TRYON_P, tinted, with the body targets (yellow) and joints (cyan), to
+// $TRYON_DEBUG; skipped unless TRYON_DEBUG is set.
+func TestWriteParts(t *testing.T) {
 	if os.Getenv("TRYON_DEBUG") == "" {
 		t.Skip()
 	}
@@ -178,68 +122,6 @@ func TestDumpParts(t *testing.T) {
 			}
 		}
 	}
-	savePNG(t, "/tmp/tryon/parts_"+name+".png", out)
+	savePNG(t, filepath.Join(os.Getenv("TRYON_DEBUG"), "parts_"+name+".png"), out)
 }
 
-func TestDumpPresence(t *testing.T) {
-	if os.Getenv("TRYON_DEBUG") == "" {
-		t.Skip()
-	}
-	p := pipelinetest.Perception(t)
-	for _, f := range []string{"garments/flatlay_tee_red.png", "garments/tee_white_ghost.png", "images/camera.png", "images/fashn_garment.webp"} {
-		pose, err := p.Pose(context.Background(), pipelinetest.Image(t, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		k := pose.Keypoints
-		img := pipelinetest.Image(t, f)
-		faces, _ := p.Faces(context.Background(), img)
-		pr, _ := p.Parse(context.Background(), img)
-		pm, _ := p.PersonMask(context.Background(), img)
-		skin, person := 0, 0
-		for i := range pr.Skin.Pix {
-			if pr.Skin.Pix[i] >= 128 {
-				skin++
-			}
-			if pm.Pix[i] >= 128 {
-				person++
-			}
-		}
-		n := float64(len(pm.Pix))
-		fs := 0.0
-		if len(faces) > 0 {
-			fs = faces[0].Score
-		}
-		t.Logf("%s faces %d (%.2f) skin %.3f person %.3f", f, len(faces), fs, float64(skin)/n, float64(person)/n)
-		t.Logf("%s presence %.2f sh vis %.2f %.2f pres %.2f %.2f", f, pose.Presence, k[11].Visibility, k[12].Visibility, k[11].Presence, k[12].Presence)
-	}
-}
-
-func TestDumpComposite(t *testing.T) {
-	if os.Getenv("TRYON_DEBUG") == "" {
-		t.Skip()
-	}
-	p := pipelinetest.Perception(t)
-	person := toRGBA(pipelinetest.Image(t, "images/fashn_model.webp"))
-	name := os.Getenv("TRYON_G")
-	g, err := garment.Analyze(context.Background(), p, pipelinetest.Image(t, "garments/"+name+".png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := analyzePerson(context.Background(), p, person)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, info, err := Transfer(context.Background(), p, person, g, Options{Accuracy: "high"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := image.NewRGBA(person.Rect)
-	for i := 0; i < b.w*b.h; i++ {
-		out.Pix[i*4] = info.Replaced.Pix[i]
-		out.Pix[i*4+1] = info.Layer.Pix[i]
-		out.Pix[i*4+2] = b.front.Pix[i]
-		out.Pix[i*4+3] = 255
-	}
-	savePNG(t, "/tmp/tryon/comp_"+name+".png", out)
-}

@@ -943,17 +943,56 @@ func composite(b *body, kind string, parts []part, acc string, info *TransferInf
 			bodyA[i] = parts[0].lay.pix[i*4+3]
 		}
 	}
+	// Pieces of a part cut off from it by an arm in front (a hem corner
+	// peeking out beyond a forearm) are dropped.
+	islands := map[string][]float32{}
 	for _, pt := range parts {
 		keep := front
 		if pt.front {
 			keep = hands
 		}
+		vis := image.NewGray(image.Rect(0, 0, w, h))
+		for i := 0; i < w*h; i++ {
+			a := pt.lay.pix[i*4+3] * (1 - keep[i])
+			if pt.allow != nil && pt.allow.Pix[i] < 128 {
+				a = 0
+			}
+			if a >= 0.5 {
+				vis.Pix[i] = 255
+			}
+		}
+		lab, sizes := mask.Components(vis)
+		big := 0
+		for _, n := range sizes {
+			big = max(big, n)
+		}
+		drop := image.NewGray(vis.Rect)
+		any := false
+		for i, l := range lab {
+			if l != 0 && sizes[l] < big/25 {
+				drop.Pix[i] = 255
+				any = true
+			}
+		}
+		if any {
+			islands[pt.name] = mask.Float(mask.Dilate(drop, 2))
+		}
+	}
+	for _, pt := range parts {
+		keep := front
+		if pt.front {
+			keep = hands
+		}
+		isl := islands[pt.name]
 		for i := 0; i < w*h; i++ {
 			a := pt.lay.pix[i*4+3]
 			if a <= 0.002 {
 				continue
 			}
 			a *= 1 - keep[i]
+			if isl != nil {
+				a *= 1 - isl[i]
+			}
 			if pt.front && bodyA != nil {
 				a *= max(armCap[i], 1-bodyA[i])
 			}
