@@ -124,4 +124,3 @@ func TestWriteParts(t *testing.T) {
 	}
 	savePNG(t, filepath.Join(os.Getenv("TRYON_DEBUG"), "parts_"+name+".png"), out)
 }
-
