@@ -26,7 +26,8 @@ const (
 // feet stay planted, hips sway a little, the torso breathes (shoulders rise
 // and fall: a slow vertical stretch of the torso) and sways, the head
 // follows with a small independent drift, arms follow the shoulders with a
-// lag (the garment and sleeves sway with them).
+// lag (the sleeves move with them), and hair (from the parsing model) adds a
+// slow ripple travelling downwards.
 type bodyMotion struct {
 	anchors []anchor
 	sigma   float64 // RBF width in world pixels
@@ -38,6 +39,19 @@ type bodyMotion struct {
 	dx, dy []float32
 	// precomputed normalised RBF weights per grid node and anchor
 	wts [][]float32
+	// hair weight per grid node (0..1): hair sways on top of the body
+	hair []float32
+}
+
+// setHair samples a hair probability mask (world coordinates: hair(x, y)
+// in 0..1) at the grid nodes.
+func (bm *bodyMotion) setHair(hair func(x, y int) float32) {
+	bm.hair = make([]float32, bm.gw*bm.gh)
+	for gy := 0; gy < bm.gh; gy++ {
+		for gx := 0; gx < bm.gw; gx++ {
+			bm.hair[gy*bm.gw+gx] = hair(bm.box.Min.X+gx*bm.step, bm.box.Min.Y+gy*bm.step)
+		}
+	}
 }
 
 // newBodyMotion builds the field from a pose given in source pixels, mapped
@@ -151,6 +165,12 @@ func (bm *bodyMotion) update(tau float64) {
 		for i, a := range bm.anchors {
 			x += float64(w[i]) * ax[a.role]
 			y += float64(w[i]) * ay[a.role]
+		}
+		if bm.hair != nil && bm.hair[g] > 0 {
+			// a slow ripple travelling down the hair
+			gy := g / bm.gw
+			ph := 2*math.Pi*0.45*tau - float64(gy*bm.step)/(0.08*H)
+			x += float64(bm.hair[g]) * 0.004 * H * math.Sin(ph)
 		}
 		bm.dx[g], bm.dy[g] = float32(x), float32(y)
 	}

@@ -32,6 +32,7 @@ type renderer struct {
 	// person depth at 1/depthDown in world coordinates (the person's own
 	// relief: feet at the depth of the ground they stand on)
 	pdepth []float32
+	pgrad  float32 // largest person depth gradient per world pixel
 	motion *bodyMotion
 	move   Move
 	grid   []float32
@@ -116,6 +117,16 @@ func newRenderer(s *scene.Scene, mv Move, w, h int) *renderer {
 		}
 	}
 	r.motion = newBodyMotion(s.Pose, k, float64(ox), float64(oy), pb, r.wh)
+	if r.motion != nil && s.Parsing != nil && s.Parsing.Hair != nil {
+		hg := scene.Feather(scene.ResizeGray(s.Parsing.Hair, cw, ch), max(1, ch/200))
+		r.motion.setHair(func(x, y int) float32 {
+			x, y = x-ox, y-oy
+			if x < 0 || y < 0 || x >= cw || y >= ch {
+				return 0
+			}
+			return float32(hg.Pix[y*hg.Stride+x]) / 255
+		})
+	}
 	r.pdepth = make([]float32, r.dw*r.dh)
 	for i := range r.pdepth {
 		r.pdepth[i] = r.pivot
@@ -135,6 +146,7 @@ func newRenderer(s *scene.Scene, mv Move, w, h int) *renderer {
 		rad := max(1, sh4/60)
 		blur3(num, sw4, sh4, rad)
 		blur3(den, sw4, sh4, rad)
+		known := make([]bool, r.dw*r.dh)
 		for y := 0; y < sh4; y++ {
 			wy := y + oy/depthDown
 			if wy < 0 || wy >= r.dh {
@@ -146,15 +158,80 @@ func newRenderer(s *scene.Scene, mv Move, w, h int) *renderer {
 					continue
 				}
 				i := y*sw4 + x
-				v := r.pivot
 				if den[i] > 0.02 {
-					v = num[i] / den[i]
+					r.pdepth[wy*r.dw+wx] = num[i] / den[i]
+					known[wy*r.dw+wx] = true
 				}
-				r.pdepth[wy*r.dw+wx] = v
+			}
+		}
+		// Continue the person's depth smoothly outside the silhouette so the
+		// mapping has no jump at the edge (a jump would cut the layer).
+		growFill(r.pdepth, known, r.dw, r.dh)
+		for y := 0; y+1 < r.dh; y++ {
+			for x := 0; x+1 < r.dw; x++ {
+				i := y*r.dw + x
+				g := max(abs32(r.pdepth[i+1]-r.pdepth[i]), abs32(r.pdepth[i+r.dw]-r.pdepth[i])) / depthDown
+				r.pgrad = max(r.pgrad, g)
 			}
 		}
 	}
 	return r
+}
+
+func abs32(v float32) float32 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// growFill fills the unknown cells of a plane with the mean of their known
+// 8-neighbours, ring by ring, until every cell is known.
+func growFill(p []float32, known []bool, w, h int) {
+	any := false
+	for _, k := range known {
+		if k {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return
+	}
+	next := make([]bool, len(known))
+	for {
+		copy(next, known)
+		changed := false
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				if known[i] {
+					continue
+				}
+				var s float32
+				n := 0
+				for dy := -1; dy <= 1; dy++ {
+					for dx := -1; dx <= 1; dx++ {
+						xx, yy := x+dx, y+dy
+						if xx < 0 || yy < 0 || xx >= w || yy >= h || !known[yy*w+xx] {
+							continue
+						}
+						s += p[yy*w+xx]
+						n++
+					}
+				}
+				if n > 0 {
+					p[i] = s / float32(n)
+					next[i] = true
+					changed = true
+				}
+			}
+		}
+		copy(known, next)
+		if !changed {
+			return
+		}
+	}
 }
 
 // blur3 is a three-pass box blur of a float plane (radius r).
@@ -208,6 +285,14 @@ func (r *renderer) render(out *image.RGBA, t, tau float64) {
 	invD := 1 / float32(depthDown)
 	pbx, pby := float32(r.pbox.Min.X), float32(r.pbox.Min.Y)
 
+	// The person's own relief moves its parts by different amounts; too
+	// much relief for the move would fold the mapping (a tear), so it is
+	// limited to keep the mapping's slope change under 0.6.
+	relief := float32(1)
+	if fold := r.pgrad * (abs32(trx) + abs32(try) + (zoom-1)*par*float32(max(r.W, r.H))/2); fold > 0.6 {
+		relief = 0.6 / fold
+	}
+
 	// Mapping grids: background world position and person-layer position
 	// for each node.
 	gw, gh := r.W/gridStep+2, r.H/gridStep+2
@@ -235,7 +320,7 @@ func (r *renderer) render(out *image.RGBA, t, tau float64) {
 				if r.pdepth != nil {
 					dp := pivot
 					for it := 0; it < 3; it++ {
-						dd := dp - pivot
+						dd := (dp - pivot) * relief
 						s := 1 + (zoom-1)*(1+par*dd)
 						px = cwx + (sx-trx*dd)/s
 						py = cwy + (sy-try*dd)/s

@@ -459,3 +459,34 @@ func TestGenerateCancel(t *testing.T) {
 		t.Fatal("generation did not stop after cancel")
 	}
 }
+
+// TestMappingContinuous: for every camera move the per-frame mappings of
+// both layers are continuous between neighbouring grid nodes (a jump would
+// tear or cut the person at its silhouette).
+func TestMappingContinuous(t *testing.T) {
+	perc := pipelinetest.Perception(t)
+	sc, err := scene.Layers(context.Background(), perc, pipelinetest.Image(t, "images/fashn_garment.webp"), scene.Options{WithDepth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := image.NewRGBA(image.Rect(0, 0, 720, 1280))
+	for _, mv := range []Move{PushIn, PullOut, PanLeft, PanRight, Orbit, TiltUp, TiltDown, Static} {
+		r := newRenderer(sc, mv, 720, 1280)
+		gw := 720/gridStep + 2
+		for _, ft := range []float64{0, 0.3, 0.7, 1} {
+			r.render(out, ft, ft*4)
+			worst := 0.0
+			for k := 0; k+4 < len(r.grid); k += 4 {
+				if (k/4)%gw == gw-1 {
+					continue
+				}
+				for c := 0; c < 4; c++ {
+					worst = math.Max(worst, math.Abs(float64(r.grid[k+4+c]-r.grid[k+c])))
+				}
+			}
+			if worst > 2*gridStep {
+				t.Errorf("%s at t=%.1f: neighbouring grid nodes map %.1f px apart (step %d)", mv, ft, worst, gridStep)
+			}
+		}
+	}
+}
