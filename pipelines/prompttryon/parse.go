@@ -104,6 +104,10 @@ var garmentNouns = map[string]string{
 	"outfit": RegionFull, "clothes": RegionFull, "clothing": RegionFull, "onesie": RegionFull,
 	"playsuit": RegionFull, "kaftan": RegionFull, "robe": RegionFull, "everything": RegionFull,
 	"boilersuit": RegionFull, "coveralls": RegionFull, "uniform": RegionFull,
+	"raincoat": RegionTop, "trench": RegionTop, "puffer": RegionTop, "kimono": RegionTop, "poncho": RegionTop,
+	"cape": RegionTop, "shacket": RegionTop, "sweatervest": RegionTop, "bodysuit": RegionTop, "leotard": RegionTop,
+	"skort": RegionBottom, "capris": RegionBottom, "jeggings": RegionBottom, "sarong": RegionBottom,
+	"sundress": RegionFull, "minidress": RegionFull, "maxi": RegionFull, "pinafore": RegionFull,
 }
 
 // patternWords maps pattern words (one or two words) to patterns.
@@ -118,7 +122,7 @@ var patternWords = map[string]string{
 	"gingham": PatternGingham,
 	"polka":   PatternPolkaDots, "dots": PatternPolkaDots, "dot": PatternPolkaDots, "dotted": PatternPolkaDots,
 	"spots": PatternPolkaDots, "spotted": PatternPolkaDots, "spotty": PatternPolkaDots,
-	"denim": PatternDenim, "chambray": PatternDenim,
+	"denim": PatternDenim, "chambray": PatternDenim, "jean": PatternDenim,
 	"houndstooth": PatternHoundstooth, "dogtooth": PatternHoundstooth, "hounds tooth": PatternHoundstooth,
 	"floral": PatternFloral, "flowers": PatternFloral, "flower": PatternFloral, "flowery": PatternFloral,
 	"flowered": PatternFloral, "blossom": PatternFloral, "blossoms": PatternFloral,
@@ -183,6 +187,11 @@ func Parse(prompt string) (Spec, error) {
 			}
 			cur.colours = append(cur.colours, Colour{Name: nameWith(mods, name), RGB: modify(rgb, mods)})
 			mods = nil
+			if len(cur.colours) == 2 && i >= 2 && toks[i-1] == "on" {
+				// "red on white": the first colour is the motif, the
+				// second the ground.
+				cur.colours[0], cur.colours[1] = cur.colours[1], cur.colours[0]
+			}
 			if t == "denim" && cur.pattern == "" {
 				cur.pattern = PatternDenim
 			}

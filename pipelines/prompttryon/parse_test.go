@@ -33,6 +33,11 @@ func TestParse(t *testing.T) {
 		{"a terracotta jumpsuit with cream flowers", []g{{RegionFull, "terracotta", "cream", PatternFloral}}},
 		{"sage top, then a lavender top", []g{{RegionTop, "lavender", "", ""}}},
 		{"chartreuse shorts", []g{{RegionBottom, "chartreuse", "", ""}}},
+		{"polka-dot blouse, red on white", []g{{RegionTop, "white", "red", PatternPolkaDots}}},
+		{"baby pink raincoat", []g{{RegionTop, "baby pink", "", ""}}},
+		{"a black jean jacket", []g{{RegionTop, "black", "", PatternDenim}}},
+		{"red tank top", []g{{RegionTop, "red", "", ""}}},
+		{"make the shirt forest green", []g{{RegionTop, "forest green", "", ""}}},
 	}
 	for _, c := range cases {
 		spec, err := Parse(c.prompt)
