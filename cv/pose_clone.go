@@ -57,7 +57,11 @@ func SeamlessClone(dst, src image.Image, mask *image.Gray) (*image.RGBA, error) 
 	defer mm.Close()
 	out := gocv.NewMat()
 	defer out.Close()
-	gocv.SeamlessClone(sm, dm, mm, p, &out, gocv.NormalClone)
+	// gocv v0.31 numbers its flags from 0 (NormalClone = 0) while OpenCV's
+	// cv::NORMAL_CLONE is 1; 0 selects no cloning mode in OpenCV 4.6 and
+	// returns a wrong blend, so OpenCV's own value is passed.
+	const cvNormalClone = gocv.SeamlessCloneFlags(1)
+	gocv.SeamlessClone(sm, dm, mm, p, &out, cvNormalClone)
 	if out.Empty() || out.Cols() != w || out.Rows() != h {
 		return nil, errors.New("cv: seamless clone failed in OpenCV")
 	}

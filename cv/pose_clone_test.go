@@ -98,10 +98,22 @@ func TestSeamlessClone(t *testing.T) {
 	if d < 20 && d > -20 {
 		t.Fatalf("texture lost: neighbouring checker cells differ by %d", d)
 	}
+	// Seamless: just inside the mask's edge the colour is the surround's
+	// (a paste would be grey there), inside the texture stays.
+	if e := out.RGBAAt(40, 25); absd(e.R, 200) > 45 || absd(e.G, 40) > 45 {
+		t.Fatalf("edge pixel %v, want close to the surround (200,40,40)", e)
+	}
 	if o := out.RGBAAt(5, 5); o.R != 200 || o.G != 40 {
 		t.Fatalf("outside the mask changed: %v", o)
 	}
 	if _, err := SeamlessClone(dst, src, image.NewGray(dst.Rect)); err == nil {
 		t.Fatal("empty mask accepted")
 	}
+}
+
+func absd(a, b uint8) int {
+	if a > b {
+		return int(a - b)
+	}
+	return int(b - a)
 }

@@ -1,0 +1,163 @@
+package modelcreate
+
+import (
+	"context"
+	"image"
+	"math"
+
+	"fashiond/cv"
+	"fashiond/models"
+	"fashiond/pipelines"
+)
+
+// faceLandmarks returns a saved model's five landmarks, detecting them on
+// its image when the record has none.
+func (pl *Pipeline) faceLandmarks(ctx context.Context, rec pipelines.SavedModel, img image.Image) ([5]models.Point, error) {
+	var l [5]models.Point
+	if len(rec.Landmarks) == 10 {
+		for i := range l {
+			l[i] = models.Point{X: rec.Landmarks[2*i], Y: rec.Landmarks[2*i+1]}
+		}
+		return l, nil
+	}
+	faces, err := pl.p.Faces(ctx, img)
+	if err != nil {
+		return l, jobErr(ctx, err)
+	}
+	if len(faces) == 0 {
+		return l, pipelines.Failf("model-create: saved model %q (faceModelId) has no face found", rec.ID)
+	}
+	b := img.Bounds()
+	for i, p := range faces[0].Landmarks {
+		l[i] = models.Point{X: p.X + float64(b.Min.X), Y: p.Y + float64(b.Min.Y)}
+	}
+	return l, nil
+}
+
+// FaceMask is the inner-face ellipse (eyebrows to chin, cheek to cheek) for
+// five landmarks (right eye, left eye, nose, right and left mouth corner)
+// on a w x h canvas.
+func FaceMask(l [5]models.Point, w, h int) *image.Gray {
+	eye := models.Point{X: (l[0].X + l[1].X) / 2, Y: (l[0].Y + l[1].Y) / 2}
+	mouth := models.Point{X: (l[3].X + l[4].X) / 2, Y: (l[3].Y + l[4].Y) / 2}
+	d := math.Hypot(l[1].X-l[0].X, l[1].Y-l[0].Y)
+	ax, ay := (l[1].X-l[0].X)/d, (l[1].Y-l[0].Y)/d // along the eye line
+	// "down" is perpendicular to the eye line, towards the mouth.
+	dx, dy := -ay, ax
+	if (mouth.X-eye.X)*dx+(mouth.Y-eye.Y)*dy < 0 {
+		dx, dy = -dx, -dy
+	}
+	top := models.Point{X: eye.X - 0.5*d*dx, Y: eye.Y - 0.5*d*dy}
+	bottom := models.Point{X: mouth.X + 0.45*d*dx, Y: mouth.Y + 0.45*d*dy}
+	c := models.Point{X: (top.X + bottom.X) / 2, Y: (top.Y + bottom.Y) / 2}
+	ry := math.Hypot(bottom.X-top.X, bottom.Y-top.Y) / 2
+	rx := 0.9 * d
+	m := image.NewGray(image.Rect(0, 0, w, h))
+	r := int(math.Ceil(math.Max(rx, ry))) + 1
+	for y := max(0, int(c.Y)-r); y < min(h, int(c.Y)+r+1); y++ {
+		for x := max(0, int(c.X)-r); x < min(w, int(c.X)+r+1); x++ {
+			px, py := float64(x)-c.X, float64(y)-c.Y
+			u := (px*ax + py*ay) / rx
+			v := (px*dx + py*dy) / ry
+			if u*u+v*v <= 1 {
+				m.Pix[y*m.Stride+x] = 255
+			}
+		}
+	}
+	return m
+}
+
+// transferFace puts the saved face model's face onto the face in dst:
+// the face image is aligned by a similarity fitted to the five landmarks,
+// colour-matched to dst's face (per-channel mean and spread inside the
+// inner-face ellipse) and Poisson-blended (cv.SeamlessClone).
+func (pl *Pipeline) transferFace(ctx context.Context, dst *image.RGBA, rec pipelines.SavedModel, fimg image.Image) (*image.RGBA, error) {
+	sl, err := pl.faceLandmarks(ctx, rec, fimg)
+	if err != nil {
+		return nil, err
+	}
+	faces, err := pl.p.Faces(ctx, dst)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	if len(faces) == 0 {
+		return nil, pipelines.Failf("model-create: the base model shows no face to transfer the face of %q onto", rec.ID)
+	}
+	dl := faces[0].Landmarks
+	var a, b [][2]float64
+	for i := 0; i < 5; i++ {
+		a = append(a, [2]float64{sl[i].X, sl[i].Y})
+		b = append(b, [2]float64{dl[i].X, dl[i].Y})
+	}
+	m, err := cv.SimilarityFromPointsF(a, b)
+	if err != nil {
+		return nil, pipelines.Failf("model-create: the face of %q cannot be aligned: %v", rec.ID, err)
+	}
+	w, h := dst.Rect.Dx(), dst.Rect.Dy()
+	fb := fimg.Bounds()
+	if fb.Min != (image.Point{}) {
+		m[2] -= m[0]*float64(fb.Min.X) + m[1]*float64(fb.Min.Y)
+		m[5] -= m[3]*float64(fb.Min.X) + m[4]*float64(fb.Min.Y)
+	}
+	warped := cv.WarpAffine(fimg, m, w, h)
+	mask := FaceMask(dl, w, h)
+	// Only where the warped face has pixels.
+	n := 0
+	for i := range mask.Pix {
+		if warped.Pix[i*4+3] < 255 {
+			mask.Pix[i] = 0
+		}
+		if mask.Pix[i] != 0 {
+			n++
+		}
+	}
+	if n < 64 {
+		return nil, pipelines.Failf("model-create: the face of %q is too small to transfer", rec.ID)
+	}
+	matchColour(warped, dst, mask)
+	out, err := cv.SeamlessClone(dst, warped, mask)
+	if err != nil {
+		return nil, pipelines.Failf("model-create: face blending failed: %v", err)
+	}
+	return out, nil
+}
+
+// matchColour shifts and scales each channel of src inside mask so its mean
+// and spread equal dst's there (the spread ratio kept within 0.6..1.6).
+func matchColour(src, dst *image.RGBA, mask *image.Gray) {
+	var ms, md, ss, sd [3]float64
+	var n float64
+	for i, v := range mask.Pix {
+		if v == 0 {
+			continue
+		}
+		n++
+		for c := 0; c < 3; c++ {
+			a, b := float64(src.Pix[i*4+c]), float64(dst.Pix[i*4+c])
+			ms[c] += a
+			md[c] += b
+			ss[c] += a * a
+			sd[c] += b * b
+		}
+	}
+	if n == 0 {
+		return
+	}
+	var k [3]float64
+	for c := 0; c < 3; c++ {
+		ms[c] /= n
+		md[c] /= n
+		ss[c] = math.Sqrt(math.Max(1e-6, ss[c]/n-ms[c]*ms[c]))
+		sd[c] = math.Sqrt(math.Max(1e-6, sd[c]/n-md[c]*md[c]))
+		k[c] = math.Max(0.6, math.Min(1.6, sd[c]/ss[c]))
+	}
+	for i := 0; i < len(src.Pix); i += 4 {
+		if src.Pix[i+3] == 0 {
+			continue
+		}
+		for c := 0; c < 3; c++ {
+			v := (float64(src.Pix[i+c])-ms[c])*k[c] + md[c]
+			src.Pix[i+c] = uint8(math.Max(0, math.Min(255, v)) + 0.5)
+		}
+	}
+}

@@ -1,0 +1,623 @@
+// Package modelcreate is the model-create pipeline: "upload" validates a
+// model photo (a face is required; a body pose is stored when found) and
+// saves it to the studio; "generate" composes a model from the preset
+// library and the studio: re-posed (pose text, poseModelId or
+// poseImageBase64, through pose-control's machinery), body type, clothing
+// recoloured from text (prompt-tryon), the face of a saved face model
+// transferred (similarity alignment on five landmarks, colour matching,
+// Poisson blending), and a photographic style. Every result is saved to
+// the studio so that it can serve as faceModelId or poseModelId later.
+package modelcreate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"log/slog"
+	"math"
+	"strings"
+	"time"
+
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/posecontrol"
+	"fashiond/pipelines/presets"
+	"fashiond/pipelines/prompttryon"
+	"fashiond/pipelines/scene"
+	"fashiond/pipelines/style"
+)
+
+// Inputs are the normalised model-create inputs.
+type Inputs struct {
+	Type            string `json:"type"`
+	Name            string `json:"name"`
+	Prompt          string `json:"prompt"`
+	ImageBase64     string `json:"imageBase64"`
+	Gender          string `json:"gender"`
+	BodyType        string `json:"bodyType"`
+	Clothing        string `json:"clothing"`
+	Pose            string `json:"pose"`
+	FaceModelID     string `json:"faceModelId"`
+	PoseModelID     string `json:"poseModelId"`
+	PoseImageBase64 string `json:"poseImageBase64"`
+	Quality         string `json:"quality"`
+	AspectRatio     string `json:"aspectRatio"`
+	SampleCount     int    `json:"sampleCount"`
+}
+
+// MaxSamples is the most samples one generate job makes.
+const MaxSamples = 4
+
+// workPixels caps the working resolution; ToTier reaches the tier.
+const workPixels = 1_100_000
+
+// Pipeline is the model-create pipeline.
+type Pipeline struct {
+	p   models.Perception
+	lib *presets.Library
+	log *slog.Logger
+}
+
+// New returns the pipeline over the perception models and the preset
+// library (lib may be nil: generate then fails saying the library is
+// missing; upload does not need it).
+func New(p models.Perception, lib *presets.Library) *Pipeline {
+	return &Pipeline{p: p, lib: lib, log: slog.Default().With("pipeline", "model-create")}
+}
+
+// Name implements pipelines.Pipeline.
+func (*Pipeline) Name() string { return "model-create" }
+
+// Run implements pipelines.Pipeline.
+func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
+	var in Inputs
+	if err := json.Unmarshal(req.Inputs, &in); err != nil {
+		return nil, pipelines.Failf("model-create: bad inputs: %v", err)
+	}
+	if in.Quality == "" {
+		in.Quality = "1k"
+	}
+	if in.AspectRatio == "" {
+		in.AspectRatio = "3:4"
+	}
+	if _, _, err := models.TierSize(in.Quality, in.AspectRatio); err != nil {
+		return nil, pipelines.Failf("model-create: %v", err)
+	}
+	if req.Studio == nil {
+		return nil, pipelines.Failf("model-create: no studio is configured to save models in")
+	}
+	if req.Progress == nil {
+		req.Progress = func(string, float64, string) {}
+	}
+	switch in.Type {
+	case "upload":
+		return pl.upload(ctx, req, in)
+	case "generate":
+		return pl.generate(ctx, req, in)
+	}
+	return nil, pipelines.Failf("model-create: unknown type %q (want generate or upload)", in.Type)
+}
+
+func jobErr(ctx context.Context, err error) error {
+	var pe *pipelines.Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return pipelines.Failf("model-create: %v", err)
+}
+
+// framed is an image cropped to a ratio around a focus and brought to its
+// tier, with the map from working pixels to output pixels.
+type framed struct {
+	img        image.Image
+	crop       image.Rectangle // in working pixels
+	sx, sy     float64         // output pixels per working pixel
+	outW, outH int
+}
+
+func (f framed) pt(p models.Point) (float64, float64) {
+	return (p.X - float64(f.crop.Min.X)) * f.sx, (p.Y - float64(f.crop.Min.Y)) * f.sy
+}
+
+// toTier crops img to the ratio around focus (the face), then reaches the
+// tier size with the perception models' upscaler.
+func (pl *Pipeline) toTier(ctx context.Context, img image.Image, focus models.Point, quality, ratio string) (framed, error) {
+	a, b, err := models.ParseRatio(ratio)
+	if err != nil {
+		return framed{}, err
+	}
+	r := img.Bounds()
+	w, h := r.Dx(), r.Dy()
+	cw, ch := w, h
+	if w*b > h*a {
+		cw = max(1, min(w, (h*a+b/2)/b))
+	} else {
+		ch = max(1, min(h, (w*b+a/2)/a))
+	}
+	x0 := int(math.Round(focus.X)) - cw/2
+	y0 := int(math.Round(focus.Y)) - ch/3 // the face in the upper third
+	x0 = max(0, min(x0, w-cw))
+	y0 = max(0, min(y0, h-ch))
+	crop := image.Rect(x0, y0, x0+cw, y0+ch)
+	sub := scene.RGBA(img).SubImage(crop.Add(r.Min))
+	out, err := pl.p.ToTier(ctx, sub, quality, ratio)
+	if err != nil {
+		return framed{}, err
+	}
+	ob := out.Bounds()
+	return framed{img: out, crop: crop, sx: float64(ob.Dx()) / float64(cw), sy: float64(ob.Dy()) / float64(ch), outW: ob.Dx(), outH: ob.Dy()}, nil
+}
+
+// record fills a saved model's face and pose fields in output pixels.
+func record(f framed, face *models.Face, pose *models.Pose) pipelines.SavedModel {
+	m := pipelines.SavedModel{Width: f.outW, Height: f.outH}
+	if face != nil {
+		x0, y0 := f.pt(models.Point{X: face.Box[0], Y: face.Box[1]})
+		x1, y1 := f.pt(models.Point{X: face.Box[2], Y: face.Box[3]})
+		m.FaceBox = []float64{x0, y0, x1, y1}
+		for _, l := range face.Landmarks {
+			x, y := f.pt(l)
+			m.Landmarks = append(m.Landmarks, x, y)
+		}
+	}
+	if pose != nil {
+		for _, k := range pose.Keypoints {
+			x, y := f.pt(models.Point{X: k.X, Y: k.Y})
+			m.Keypoints = append(m.Keypoints, x, y, k.Visibility)
+		}
+	}
+	return m
+}
+
+// personPose returns the pose when the pose model finds a body pose usable
+// as a pose reference (the same test as a pose-control template: shoulders
+// and at least five of the twelve body joints seen inside the w x h image),
+// else nil. A head-and-shoulders photo has none.
+func personPose(pose *models.Pose, w, h int) *models.Pose {
+	if pose == nil || pose.Presence < 0.5 {
+		return nil
+	}
+	s := posecontrol.SkeletonFromPose(pose, w, h)
+	n := 0
+	for _, j := range posecontrol.BodyJoints {
+		if s.Known[j] {
+			n++
+		}
+	}
+	if !s.Known[models.KpLeftShoulder] || !s.Known[models.KpRightShoulder] || n < 5 {
+		return nil
+	}
+	return pose
+}
+
+func faceCentre(f models.Face) models.Point {
+	return models.Point{X: (f.Box[0] + f.Box[2]) / 2, Y: (f.Box[1] + f.Box[3]) / 2}
+}
+
+func (pl *Pipeline) upload(ctx context.Context, req *pipelines.Request, in Inputs) (*pipelines.Result, error) {
+	if !strings.HasPrefix(in.ImageBase64, "data:") {
+		return nil, pipelines.Failf("model-create: inputs.imageBase64 must be a data URI (data:image/...;base64,...)")
+	}
+	req.Progress("load", 0.05, "")
+	src, err := req.Images.Load(ctx, "inputs.imageBase64", in.ImageBase64)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	img := posecontrol.FitPixels(src, workPixels)
+	req.Progress("detect", 0.2, "")
+	faces, err := pl.p.Faces(ctx, img)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	if len(faces) == 0 {
+		return nil, pipelines.Failf("model-create: no face found in inputs.imageBase64")
+	}
+	pose, err := pl.p.Pose(ctx, img)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	pose = personPose(pose, img.Rect.Dx(), img.Rect.Dy())
+	notes := []string{"the uploaded photo is stored as is (cropped to the aspect ratio around the face and brought to the quality tier)"}
+	if pose == nil {
+		notes = append(notes, "no person pose found (a face photo): the saved model has no keypoints and can serve as faceModelId but not as poseModelId")
+	}
+	req.Progress("tier", 0.5, "")
+	f, err := pl.toTier(ctx, img, faceCentre(faces[0]), in.Quality, in.AspectRatio)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	rec := record(f, &faces[0], pose)
+	rec.Name = in.Name
+	if rec.Name == "" {
+		rec.Name = "uploaded model"
+	}
+	rec.Source = "upload"
+	req.Progress("save", 0.9, "")
+	if _, err := req.Studio.Save(ctx, req.Owner, rec, f.img); err != nil {
+		return nil, jobErr(ctx, fmt.Errorf("saving the model: %w", err))
+	}
+	return &pipelines.Result{Outputs: []pipelines.Output{{Image: f.img, Path: "reference", Method: "upload:face+pose-validated", Notes: notes}}}, nil
+}
+
+// Body type words and the horizontal scale of the person they give:
+// (shoulders, waist/hips).
+var bodyTypes = []struct {
+	words     []string
+	top, hips float64
+}{
+	{[]string{"plus size", "plus-size", "plus", "curvy plus", "heavy", "large", "full figured", "full-figured", "fuller"}, 1.1, 1.14},
+	{[]string{"curvy", "hourglass", "voluptuous"}, 1.02, 1.1},
+	{[]string{"athletic", "muscular", "sporty", "fit", "toned", "broad"}, 1.06, 1.0},
+	{[]string{"slim", "slender", "skinny", "thin", "petite", "lean", "willowy"}, 0.93, 0.92},
+}
+
+// BodyScale reads a body type text into the horizontal scales of the
+// shoulders and the hips; ok is false when no known word is present.
+func BodyScale(text string) (top, hips float64, name string, ok bool) {
+	t := " " + strings.Join(strings.Fields(strings.ToLower(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' {
+			return r
+		}
+		return ' '
+	}, text))), " ") + " "
+	for _, b := range bodyTypes {
+		for _, w := range b.words {
+			if strings.Contains(t, " "+w+" ") {
+				return b.top, b.hips, w, true
+			}
+		}
+	}
+	return 1, 1, "", false
+}
+
+// reshape scales the person horizontally about the body's centre line:
+// top at the shoulders, hips at and below the hips, blended between. The
+// person is cut out with its mask and drawn over the background plate.
+func reshape(sc *scene.Scene, top, hips float64) *scene.Scene {
+	img := sc.Image
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	k := sc.Pose.Keypoints
+	sy := (k[11].Y + k[12].Y) / 2
+	hy := (k[23].Y + k[24].Y) / 2
+	sx := (k[11].X + k[12].X) / 2
+	hx := (k[23].X + k[24].X) / 2
+	if hy <= sy+1 {
+		hy = sy + 1
+	}
+	scaleAt := func(y float64) (float64, float64) {
+		t := math.Max(0, math.Min(1, (y-sy)/(hy-sy)))
+		cx := sx + (hx-sx)*t
+		return top + (hips-top)*t, cx
+	}
+	fg := image.NewRGBA(img.Rect)
+	alpha := image.NewGray(img.Rect)
+	pm := sc.PersonMask
+	scene.ParallelRows(h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			s, cx := scaleAt(float64(y))
+			for x := 0; x < w; x++ {
+				fx := cx + (float64(x)-cx)/s
+				if fx < 0 || fx > float64(w-1) {
+					continue
+				}
+				r, g, b, _ := scene.SampleBilinear(img.Pix, w, h, float32(fx), float32(y))
+				x0 := int(fx)
+				x1 := min(x0+1, w-1)
+				ax := fx - float64(x0)
+				a := float64(pm.Pix[y*pm.Stride+x0])*(1-ax) + float64(pm.Pix[y*pm.Stride+x1])*ax
+				o := y*fg.Stride + x*4
+				fg.Pix[o], fg.Pix[o+1], fg.Pix[o+2], fg.Pix[o+3] = uint8(r+0.5), uint8(g+0.5), uint8(b+0.5), 255
+				alpha.Pix[y*alpha.Stride+x] = uint8(a + 0.5)
+			}
+		}
+	})
+	out := image.NewRGBA(img.Rect)
+	copy(out.Pix, sc.Background.Pix)
+	scene.Composite(out, fg, alpha, image.Point{})
+	ns := *sc
+	ns.Image = out
+	ns.PersonMask = alpha
+	pose := *sc.Pose
+	for i := range pose.Keypoints {
+		s, cx := scaleAt(pose.Keypoints[i].Y)
+		pose.Keypoints[i].X = cx + (pose.Keypoints[i].X-cx)*s
+	}
+	ns.Pose = &pose
+	return &ns
+}
+
+// skeletonFromRecord reads a saved model's keypoints (33 x (x, y, v)).
+func skeletonFromRecord(rec pipelines.SavedModel) (posecontrol.Skeleton, bool) {
+	if len(rec.Keypoints) != 33*3 {
+		return posecontrol.Skeleton{}, false
+	}
+	var p models.Pose
+	for i := range p.Keypoints {
+		p.Keypoints[i] = models.Keypoint{X: rec.Keypoints[i*3], Y: rec.Keypoints[i*3+1], Visibility: rec.Keypoints[i*3+2]}
+	}
+	p.Presence = 1
+	s := posecontrol.SkeletonFromPose(&p, rec.Width, rec.Height)
+	return s, s.Known[models.KpLeftShoulder] && s.Known[models.KpRightShoulder]
+}
+
+// styleInText returns the first style id named as a word in text.
+func styleInText(text string) string {
+	words := strings.Fields(strings.ToLower(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return ' '
+	}, text)))
+	for _, w := range words {
+		if style.Valid(w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// poseTarget is how a sample is to be re-posed.
+type poseTarget struct {
+	skel   *posecontrol.Skeleton // a template skeleton (poseModelId, poseImageBase64)
+	parsed *posecontrol.ParsedPose
+	desc   string
+}
+
+func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inputs) (*pipelines.Result, error) {
+	if pl.lib == nil || len(pl.lib.All()) == 0 {
+		return nil, pipelines.Failf("model-create: generate needs the preset model library, and none is installed (run scripts/setup-presets.sh)")
+	}
+	n := in.SampleCount
+	if n <= 0 {
+		n = 1
+	}
+	if n > MaxSamples {
+		return nil, pipelines.Failf("model-create: sampleCount must be 1 to %d, got %d", MaxSamples, n)
+	}
+	// Read every reference before the image work, failing early.
+	var pt poseTarget
+	switch {
+	case in.PoseModelID != "":
+		rec, _, err := req.Studio.Get(ctx, req.Owner, in.PoseModelID)
+		if errors.Is(err, pipelines.ErrNotFound) {
+			return nil, pipelines.Failf("model-create: saved model %q (poseModelId) not found", in.PoseModelID)
+		} else if err != nil {
+			return nil, jobErr(ctx, err)
+		}
+		s, ok := skeletonFromRecord(rec)
+		if !ok {
+			return nil, pipelines.Failf("model-create: saved model %q (poseModelId) has no person pose found", in.PoseModelID)
+		}
+		pt = poseTarget{skel: &s, desc: "pose of saved model " + in.PoseModelID}
+	case in.PoseImageBase64 != "":
+		pimg, err := req.Images.Load(ctx, "inputs.poseImageBase64", in.PoseImageBase64)
+		if err != nil {
+			return nil, jobErr(ctx, err)
+		}
+		s, err := posecontrol.TargetFromImage(ctx, pl.p, pimg)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, pipelines.Failf("model-create: no person pose found in inputs.poseImageBase64")
+		}
+		pt = poseTarget{skel: &s, desc: "pose of inputs.poseImageBase64"}
+	case in.Pose != "":
+		pp, err := posecontrol.ParsePoseText(in.Pose)
+		if err != nil {
+			return nil, pipelines.Failf("model-create: inputs.pose: %v", err)
+		}
+		pt = poseTarget{parsed: &pp, desc: "pose " + strings.Join(pp.Matched, ", ")}
+	default:
+		// The prompt may describe the pose; use it when it clearly does.
+		if pp, err := posecontrol.ParsePoseText(in.Prompt); err == nil {
+			pt = poseTarget{parsed: &pp, desc: "pose from the prompt: " + strings.Join(pp.Matched, ", ")}
+		}
+	}
+	var faceRec pipelines.SavedModel
+	var faceImg image.Image
+	if in.FaceModelID != "" {
+		var err error
+		faceRec, faceImg, err = req.Studio.Get(ctx, req.Owner, in.FaceModelID)
+		if errors.Is(err, pipelines.ErrNotFound) {
+			return nil, pipelines.Failf("model-create: saved model %q (faceModelId) not found", in.FaceModelID)
+		} else if err != nil {
+			return nil, jobErr(ctx, err)
+		}
+	}
+	var spec *prompttryon.Spec
+	if in.Clothing != "" {
+		s, err := prompttryon.Parse(in.Clothing)
+		if err != nil {
+			return nil, pipelines.Failf("model-create: inputs.clothing: %v", err)
+		}
+		spec = &s
+	} else if s, err := prompttryon.Parse(in.Prompt); err == nil {
+		spec = &s
+	}
+	top, hips, bodyWord, reshapeBody := BodyScale(in.BodyType)
+	if !reshapeBody && in.BodyType == "" {
+		top, hips, bodyWord, reshapeBody = BodyScale(in.Prompt)
+	}
+	styleID := styleInText(in.Prompt)
+
+	text := strings.Join([]string{in.Gender, in.Prompt, in.Pose, in.Clothing}, " ")
+	filter := presets.Filter{Framing: []string{presets.FullBody, presets.UpperBody}}
+	picks := pl.lib.Choose(text, n, 0, filter)
+	if len(picks) == 0 {
+		picks = pl.lib.Choose(text, n, 0, presets.Filter{})
+	}
+	if len(picks) == 0 {
+		return nil, pipelines.Failf("model-create: no preset model matches %q (gender %q)", strings.TrimSpace(text), in.Gender)
+	}
+	res := &pipelines.Result{}
+	seen := map[string]int{}
+	for i, pr := range picks {
+		req.Progress("sample", float64(i)/float64(len(picks)), fmt.Sprintf("sample %d/%d (%s)", i+1, len(picks), pr.ID))
+		repeat := seen[pr.ID]
+		seen[pr.ID]++
+		out, err := pl.sample(ctx, req, in, sampleSpec{
+			preset: pr, repeat: repeat, seed: int64(i), pose: pt, faceRec: faceRec, faceImg: faceImg,
+			spec: spec, reshape: reshapeBody, top: top, hips: hips, bodyWord: bodyWord, styleID: styleID,
+		})
+		if err != nil {
+			return nil, err
+		}
+		res.Outputs = append(res.Outputs, *out)
+	}
+	req.Progress("done", 1, "")
+	return res, nil
+}
+
+type sampleSpec struct {
+	preset    presets.Preset
+	repeat    int
+	seed      int64
+	pose      poseTarget
+	faceRec   pipelines.SavedModel
+	faceImg   image.Image
+	spec      *prompttryon.Spec
+	reshape   bool
+	top, hips float64
+	bodyWord  string
+	styleID   string
+}
+
+func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Inputs, s sampleSpec) (*pipelines.Output, error) {
+	base, err := pl.lib.Image(s.preset)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	img := posecontrol.FitPixels(base, workPixels)
+	steps := []string{"preset:" + s.preset.ID}
+	var notes []string
+	if s.repeat%2 == 1 {
+		img = flipH(img)
+		steps = append(steps, "mirrored")
+		notes = append(notes, "the preset library has fewer matching models than samples: this sample is a mirrored variation")
+	}
+	changed := false
+	needScene := s.reshape || s.pose.skel != nil || s.pose.parsed != nil
+	if needScene {
+		sc, err := scene.Layers(ctx, pl.p, img, scene.Options{})
+		if err != nil {
+			return nil, jobErr(ctx, err)
+		}
+		if err := posecontrol.SourceUsable(sc); err != nil {
+			return nil, pipelines.Failf("model-create: preset %s: %v", s.preset.ID, err)
+		}
+		if s.reshape {
+			sc = reshape(sc, s.top, s.hips)
+			img = sc.Image
+			steps = append(steps, fmt.Sprintf("body-%s(x%.2f shoulders, x%.2f hips)", s.bodyWord, s.top, s.hips))
+			changed = true
+		}
+		if s.pose.skel != nil || s.pose.parsed != nil {
+			var target posecontrol.Skeleton
+			if s.pose.skel != nil {
+				target = *s.pose.skel
+			} else {
+				src := posecontrol.SkeletonFromPose(sc.Pose, 0, 0)
+				for j := range src.Known {
+					src.Known[j] = true
+				}
+				target, err = s.pose.parsed.Apply(src)
+				if err != nil {
+					return nil, pipelines.Failf("model-create: preset %s: %v", s.preset.ID, err)
+				}
+			}
+			r, err := posecontrol.ReposeDetail(ctx, pl.p, sc, target)
+			if err != nil {
+				return nil, jobErr(ctx, err)
+			}
+			img = r.Image
+			steps = append(steps, posecontrol.Method+"("+s.pose.desc+")")
+			notes = append(notes, posecontrol.Notes...)
+			changed = true
+		}
+	}
+	if s.spec != nil {
+		d, err := prompttryon.Dress(ctx, pl.p, img, *s.spec, s.seed)
+		var re *prompttryon.RegionError
+		switch {
+		case errors.As(err, &re):
+			notes = append(notes, "clothing not applied: "+err.Error())
+		case err != nil:
+			return nil, jobErr(ctx, err)
+		default:
+			img = d
+			steps = append(steps, "recolour("+s.spec.String()+")")
+			changed = true
+		}
+	}
+	if s.faceImg != nil {
+		fimg, err := pl.transferFace(ctx, img, s.faceRec, s.faceImg)
+		if err != nil {
+			return nil, err
+		}
+		img = fimg
+		steps = append(steps, "face-transfer(5-landmark similarity, colour match, seamless clone)")
+		notes = append(notes, "face transfer keeps the face model's features on the base model's head shape; hair and ears stay the base model's")
+		changed = true
+	}
+	st := s.styleID
+	if st == "" && !changed {
+		st = "studio"
+		notes = append(notes, "nothing in the request changes the preset photo: a neutral studio look was applied")
+	}
+	if st != "" {
+		mask, _ := pl.p.PersonMask(ctx, img)
+		sty, err := style.Apply(img, st, style.Options{Seed: s.seed, PersonMask: mask})
+		if err != nil {
+			return nil, jobErr(ctx, err)
+		}
+		img = sty
+		steps = append(steps, "style:"+st)
+	}
+	// Final detections for the record and the framing.
+	faces, err := pl.p.Faces(ctx, img)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	pose, err := pl.p.Pose(ctx, img)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	b := img.Bounds()
+	focus := models.Point{X: float64(b.Dx()) / 2, Y: float64(b.Dy()) / 3}
+	var face *models.Face
+	if len(faces) > 0 {
+		face = &faces[0]
+		focus = faceCentre(faces[0])
+	}
+	f, err := pl.toTier(ctx, img, focus, in.Quality, in.AspectRatio)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	rec := record(f, face, personPose(pose, b.Dx(), b.Dy()))
+	rec.Source = "generate"
+	rec.Name = in.Name
+	if rec.Name == "" {
+		rec.Name = "generated model " + time.Now().UTC().Format("2006-01-02 15:04")
+	}
+	if _, err := req.Studio.Save(ctx, req.Owner, rec, f.img); err != nil {
+		return nil, jobErr(ctx, fmt.Errorf("saving the model: %w", err))
+	}
+	return &pipelines.Output{Image: f.img, Path: "reference", Method: strings.Join(steps, "+"), Notes: notes}, nil
+}
+
+func flipH(img *image.RGBA) *image.RGBA {
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	out := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			copy(out.Pix[y*out.Stride+x*4:y*out.Stride+x*4+4], img.Pix[y*img.Stride+(w-1-x)*4:])
+		}
+	}
+	return out
+}

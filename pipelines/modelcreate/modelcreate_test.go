@@ -1,0 +1,455 @@
+package modelcreate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fashiond/cv"
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/presets"
+)
+
+// memStudio is an in-memory pipelines.Studio.
+type memStudio struct {
+	mu   sync.Mutex
+	recs map[string]pipelines.SavedModel
+	imgs map[string]image.Image
+	n    int
+}
+
+func newStudio() *memStudio {
+	return &memStudio{recs: map[string]pipelines.SavedModel{}, imgs: map[string]image.Image{}}
+}
+
+func (s *memStudio) Save(ctx context.Context, owner string, m pipelines.SavedModel, img image.Image) (pipelines.SavedModel, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m.ID == "" {
+		s.n++
+		m.ID = fmt.Sprintf("00000000-0000-4000-8000-%012d", s.n)
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = time.Now().UTC()
+	}
+	m.ImageURL = "https://cdn.test/studio/" + m.ID + ".png"
+	s.recs[owner+"/"+m.ID] = m
+	s.imgs[owner+"/"+m.ID] = img
+	return m, nil
+}
+
+func (s *memStudio) Get(ctx context.Context, owner, id string) (pipelines.SavedModel, image.Image, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.recs[owner+"/"+id]
+	if !ok {
+		return pipelines.SavedModel{}, nil, pipelines.ErrNotFound
+	}
+	return m, s.imgs[owner+"/"+id], nil
+}
+
+// last returns the most recently saved record.
+func (s *memStudio) last() (pipelines.SavedModel, image.Image) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := fmt.Sprintf("00000000-0000-4000-8000-%012d", s.n)
+	for k, m := range s.recs {
+		if m.ID == id {
+			return m, s.imgs[k]
+		}
+	}
+	return pipelines.SavedModel{}, nil
+}
+
+func writePNG(t testing.TB, name string, img image.Image) {
+	if err := os.MkdirAll("/tmp/pose", 0o755); err != nil {
+		return
+	}
+	f, err := os.Create(filepath.Join("/tmp/pose", name))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = png.Encode(f, img)
+}
+
+// library opens the built-in presets straight from the test data (the
+// manifest names the test images).
+func library(t *testing.T) *presets.Library {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"fashn_model.webp", "fashn_garment.webp", "astronaut.png", "gocv_face.jpg"} {
+		b, err := os.ReadFile(pipelinetest.File(t, "images/"+f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	man, err := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "presets", "presets.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "builtin.json"), man, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := presets.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
+func request(t *testing.T, st pipelines.Studio, in map[string]any) *pipelines.Request {
+	t.Helper()
+	raw, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pipelines.Request{JobID: "t", Model: "model-create", Owner: "owner-1", Inputs: raw,
+		Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)}, Progress: func(string, float64, string) {}, Studio: st}
+}
+
+func TestUpload(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	pl := New(p, nil)
+	tests := []struct {
+		file     string
+		quality  string
+		ratio    string
+		wantPose bool
+	}{
+		{"images/fashn_model.webp", "1k", "3:4", true},
+		{"images/gocv_face.jpg", "1k", "1:1", false}, // a head-shot: a face model without keypoints
+	}
+	for i, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			st := newStudio()
+			res, err := pl.Run(context.Background(), request(t, st, map[string]any{
+				"type": "upload", "name": "model " + tc.file, "imageBase64": pipelinetest.DataURI(t, tc.file),
+				"quality": tc.quality, "aspectRatio": tc.ratio}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, h, _ := models.TierSize(tc.quality, tc.ratio)
+			out := res.Outputs[0].Image
+			if b := out.Bounds(); b.Dx() != w || b.Dy() != h {
+				t.Fatalf("output %v, want %dx%d", b.Size(), w, h)
+			}
+			rec, img := st.last()
+			if rec.ID == "" || rec.Source != "upload" || rec.Name != "model "+tc.file || rec.CreatedAt.IsZero() || rec.ImageURL == "" {
+				t.Fatalf("record %+v", rec)
+			}
+			if img != out || rec.Width != w || rec.Height != h {
+				t.Fatalf("stored image is not the output (%dx%d)", rec.Width, rec.Height)
+			}
+			if len(rec.FaceBox) != 4 || len(rec.Landmarks) != 10 {
+				t.Fatalf("face fields %v %v", rec.FaceBox, rec.Landmarks)
+			}
+			// The stored face box is where the face detector finds the face
+			// on the stored image.
+			faces, err := p.Faces(context.Background(), out)
+			if err != nil || len(faces) == 0 {
+				t.Fatalf("no face on the stored image: %v", err)
+			}
+			for k := 0; k < 4; k++ {
+				if d := faces[0].Box[k] - rec.FaceBox[k]; d > 0.08*float64(w) || d < -0.08*float64(w) {
+					t.Fatalf("stored face box %v, detector on the stored image %v", rec.FaceBox, faces[0].Box)
+				}
+			}
+			if tc.wantPose != (len(rec.Keypoints) == 99) {
+				t.Fatalf("keypoints %d values, want pose=%v", len(rec.Keypoints), tc.wantPose)
+			}
+			if tc.wantPose {
+				// The nose keypoint lies in the stored face box.
+				nx, ny := rec.Keypoints[0], rec.Keypoints[1]
+				if nx < rec.FaceBox[0] || nx > rec.FaceBox[2] || ny < rec.FaceBox[1] || ny > rec.FaceBox[3] {
+					t.Fatalf("nose (%.0f,%.0f) outside the face box %v", nx, ny, rec.FaceBox)
+				}
+			}
+			writePNG(t, fmt.Sprintf("mc_upload%d.png", i), out)
+		})
+	}
+}
+
+func TestUploadErrors(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	pl := New(p, nil)
+	tests := []struct {
+		name string
+		in   map[string]any
+		want string
+	}{
+		{"garment", map[string]any{"type": "upload", "imageBase64": pipelinetest.DataURI(t, "garments/flatlay_tee_red.png")},
+			"model-create: no face found in inputs.imageBase64"},
+		{"raw base64", map[string]any{"type": "upload", "imageBase64": strings.TrimPrefix(pipelinetest.DataURI(t, "images/gocv_face.jpg"), "data:image/jpeg;base64,")},
+			"inputs.imageBase64 must be a data URI"},
+		{"bad type", map[string]any{"type": "clone"}, `unknown type "clone"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newStudio()
+			_, err := pl.Run(context.Background(), request(t, st, tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if len(st.recs) != 0 {
+				t.Fatal("a failed upload saved a record")
+			}
+		})
+	}
+}
+
+// faceSimilarity is the SSIM of img's face region with ref's face after
+// aligning img's face to ref's by the five landmarks (refined locally).
+func faceSimilarity(t *testing.T, p models.Perception, ref, img image.Image) float64 {
+	t.Helper()
+	ctx := context.Background()
+	fr, err := p.Faces(ctx, ref)
+	if err != nil || len(fr) == 0 {
+		t.Fatalf("no face in the reference: %v", err)
+	}
+	fi, err := p.Faces(ctx, img)
+	if err != nil || len(fi) == 0 {
+		t.Fatalf("no face in the image: %v", err)
+	}
+	var a, b [][2]float64
+	for i := 0; i < 5; i++ {
+		a = append(a, [2]float64{fi[0].Landmarks[i].X, fi[0].Landmarks[i].Y})
+		b = append(b, [2]float64{fr[0].Landmarks[i].X, fr[0].Landmarks[i].Y})
+	}
+	m, err := cv.SimilarityFromPointsF(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The inner face (the transferred region), inside the detector's box.
+	var l [5]models.Point
+	copy(l[:], fr[0].Landmarks[:])
+	rb := ref.Bounds()
+	mask := FaceMask(l, rb.Dx(), rb.Dy())
+	box := image.Rectangle{Min: image.Pt(rb.Dx(), rb.Dy())}
+	for y := 0; y < rb.Dy(); y++ {
+		for x := 0; x < rb.Dx(); x++ {
+			if mask.Pix[y*mask.Stride+x] != 0 {
+				box = box.Union(image.Rect(x, y, x+1, y+1))
+			}
+		}
+	}
+	s, _, err := cv.AlignedSSIM(ref, img, box, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestGenerateFaceTransfer saves the face of gocv_face.jpg by upload, then
+// generates a model from the studio preset with that faceModelId: the
+// generated face must be more similar to the saved face than the preset's
+// own face was.
+func TestGenerateFaceTransfer(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	lib := library(t)
+	pl := New(p, lib)
+	st := newStudio()
+	ctx := context.Background()
+	if _, err := pl.Run(ctx, request(t, st, map[string]any{"type": "upload", "name": "face", "imageBase64": pipelinetest.DataURI(t, "images/gocv_face.jpg"), "quality": "1k", "aspectRatio": "1:1"})); err != nil {
+		t.Fatal(err)
+	}
+	faceRec, faceImg := st.last()
+	res, err := pl.Run(ctx, request(t, st, map[string]any{"type": "generate", "prompt": "man in a studio, front", "faceModelId": faceRec.ID,
+		"quality": "1k", "aspectRatio": "3:4", "sampleCount": 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Outputs[0].Image
+	writePNG(t, "mc_face.png", out)
+	w, h, _ := models.TierSize("1k", "3:4")
+	if b := out.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Fatalf("output %v, want %dx%d", b.Size(), w, h)
+	}
+	if !strings.Contains(res.Outputs[0].Method, "face-transfer") {
+		t.Fatalf("method %q", res.Outputs[0].Method)
+	}
+	// The preset it started from, before and after.
+	var preset presets.Preset
+	for _, pr := range lib.All() {
+		if strings.Contains(res.Outputs[0].Method, "preset:"+pr.ID) {
+			preset = pr
+		}
+	}
+	if preset.ID == "" {
+		t.Fatalf("method %q names no preset", res.Outputs[0].Method)
+	}
+	base, err := lib.Image(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := faceSimilarity(t, p, faceImg, base)
+	after := faceSimilarity(t, p, faceImg, out)
+	t.Logf("face SSIM with the saved face: preset %s %.3f, generated %.3f", preset.ID, before, after)
+	if after < before+0.1 {
+		t.Fatalf("face SSIM %.3f after transfer, %.3f before: the face was not transferred", after, before)
+	}
+	// The result was saved as a studio model too, usable as faceModelId.
+	rec, img := st.last()
+	if rec.Source != "generate" || img != out || len(rec.Landmarks) != 10 {
+		t.Fatalf("saved record %+v", rec)
+	}
+}
+
+// TestGenerate covers the other generate inputs: a pose text re-poses, the
+// clothing recolours, a body type reshapes, and a request that changes
+// nothing gets the studio look; samples differ; tier sizes are exact.
+func TestGenerate(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	lib := library(t)
+	pl := New(p, lib)
+	st := newStudio()
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		in      map[string]any
+		method  []string
+		outputs int
+	}{
+		{"pose and clothing", map[string]any{"type": "generate", "prompt": "a man seated outdoors", "gender": "male", "pose": "arms raised",
+			"clothing": "red t-shirt", "quality": "1k", "aspectRatio": "3:4"}, []string{"preset:man-seated-industrial", "lbs-mesh-warp", "recolour"}, 1},
+		{"nothing changes", map[string]any{"type": "generate", "prompt": "a man in a studio", "quality": "1k", "aspectRatio": "2:3", "sampleCount": 2},
+			[]string{"style:studio"}, 2},
+		{"body type", map[string]any{"type": "generate", "prompt": "a man in a studio", "bodyType": "slim", "quality": "1k", "aspectRatio": "4:5"},
+			[]string{"body-slim"}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := pl.Run(ctx, request(t, st, tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Outputs) != tc.outputs {
+				t.Fatalf("%d outputs, want %d", len(res.Outputs), tc.outputs)
+			}
+			w, h, _ := models.TierSize(tc.in["quality"].(string), tc.in["aspectRatio"].(string))
+			for i, o := range res.Outputs {
+				writePNG(t, fmt.Sprintf("mc_%s_%d.png", strings.ReplaceAll(tc.name, " ", "_"), i), o.Image)
+				if b := o.Image.Bounds(); b.Dx() != w || b.Dy() != h {
+					t.Fatalf("output %d %v, want %dx%d", i, b.Size(), w, h)
+				}
+				for _, m := range tc.method {
+					if !strings.Contains(o.Method, m) {
+						t.Fatalf("output %d method %q lacks %q", i, o.Method, m)
+					}
+				}
+			}
+			if len(res.Outputs) == 2 && res.Outputs[0].Method == res.Outputs[1].Method {
+				t.Fatalf("two samples made the same way: %q", res.Outputs[0].Method)
+			}
+		})
+	}
+}
+
+func TestGenerateErrors(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	pl := New(p, library(t))
+	st := newStudio()
+	ctx := context.Background()
+	if _, err := pl.Run(ctx, request(t, st, map[string]any{"type": "upload", "imageBase64": pipelinetest.DataURI(t, "images/gocv_face.jpg")})); err != nil {
+		t.Fatal(err)
+	}
+	headshot, _ := st.last()
+	tests := []struct {
+		name string
+		in   map[string]any
+		want string
+	}{
+		{"unknown face", map[string]any{"type": "generate", "prompt": "a man", "faceModelId": "11111111-1111-4111-8111-111111111111"},
+			`saved model "11111111-1111-4111-8111-111111111111" (faceModelId) not found`},
+		{"unknown pose", map[string]any{"type": "generate", "prompt": "a man", "poseModelId": "11111111-1111-4111-8111-111111111111"},
+			`(poseModelId) not found`},
+		{"pose model without a pose", map[string]any{"type": "generate", "prompt": "a man", "poseModelId": headshot.ID},
+			"(poseModelId) has no person pose found"},
+		{"pose image without a person", map[string]any{"type": "generate", "prompt": "a man", "poseImageBase64": pipelinetest.DataURI(t, "garments/flatlay_trousers_khaki.png")},
+			"model-create: no person pose found in inputs.poseImageBase64"},
+		{"bad pose text", map[string]any{"type": "generate", "prompt": "a man", "pose": "do a backflip"},
+			`inputs.pose: pose text "do a backflip" not understood`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := pl.Run(ctx, request(t, st, tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestBodyScale(t *testing.T) {
+	tests := []struct {
+		text      string
+		top, hips float64
+		ok        bool
+	}{
+		{"slim", 0.93, 0.92, true},
+		{"Plus-size model", 1.1, 1.14, true},
+		{"curvy", 1.02, 1.1, true},
+		{"athletic build", 1.06, 1.0, true},
+		{"tall", 1, 1, false},
+		{"", 1, 1, false},
+	}
+	for _, tc := range tests {
+		top, hips, _, ok := BodyScale(tc.text)
+		if ok != tc.ok || top != tc.top || hips != tc.hips {
+			t.Errorf("BodyScale(%q) = %v %v %v, want %v %v %v", tc.text, top, hips, ok, tc.top, tc.hips, tc.ok)
+		}
+	}
+}
+
+func FuzzBodyScale(f *testing.F) {
+	for _, s := range []string{"slim", "plus size", "curvy-ish", "ATHLETIC", "", "ü"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		top, hips, _, ok := BodyScale(s)
+		if !ok && (top != 1 || hips != 1) {
+			t.Fatalf("no body type but scales %v %v", top, hips)
+		}
+		if top < 0.9 || top > 1.15 || hips < 0.9 || hips > 1.15 {
+			t.Fatalf("scales %v %v out of the subtle range", top, hips)
+		}
+	})
+}
+
+// BenchmarkGenerate times one generate sample with a pose text and
+// clothing at 1k.
+func BenchmarkGenerate(b *testing.B) {
+	p := pipelinetest.Perception(b)
+	dir := b.TempDir()
+	for _, f := range []string{"fashn_model.webp", "fashn_garment.webp", "astronaut.png", "gocv_face.jpg"} {
+		data, _ := os.ReadFile(pipelinetest.File(b, "images/"+f))
+		_ = os.WriteFile(filepath.Join(dir, f), data, 0o644)
+	}
+	man, _ := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "presets", "presets.json"))
+	_ = os.WriteFile(filepath.Join(dir, "builtin.json"), man, 0o644)
+	lib, err := presets.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl := New(p, lib)
+	raw, _ := json.Marshal(map[string]any{"type": "generate", "prompt": "a man seated outdoors", "pose": "arms raised", "clothing": "red t-shirt", "quality": "1k", "aspectRatio": "3:4"})
+	for i := 0; i < b.N; i++ {
+		req := &pipelines.Request{Inputs: raw, Owner: "o", Studio: newStudio(), Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(b)}, Progress: func(string, float64, string) {}}
+		if _, err := pl.Run(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
