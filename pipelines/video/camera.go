@@ -127,7 +127,7 @@ func cameraAt(mv Move, t float64, w, h int, m float64) camera {
 		return camera{Zoom: 1.1 - 0.1*e, Parallax: 1.6}
 	case PanLeft, PanRight:
 		z := 1.04
-		a := room(z, W) * 0.8
+		a := room(z, W) * 0.55
 		s := a * (2*e - 1)
 		if mv == PanLeft {
 			s = -s // camera pans left: the scene slides right... view moves left
