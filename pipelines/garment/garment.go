@@ -10,11 +10,18 @@
 //
 //	tops and full:  collar_center, left_neck, right_neck, left_shoulder,
 //	                right_shoulder, left_underarm, right_underarm,
-//	                left_sleeve_end, right_sleeve_end, left_hem, right_hem,
-//	                hem_center
+//	                left_sleeve_end, right_sleeve_end (cuff midpoints),
+//	                left_cuff_outer, left_cuff_inner, right_cuff_outer,
+//	                right_cuff_inner (cuff corners; sleeved tops only),
+//	                left_hem, right_hem, hem_center
 //	bottoms:        left_waist, right_waist, waist_center, crotch,
-//	                left_hem_center, right_hem_center (trousers); skirts have
-//	                left_hem, right_hem, hem_center instead of crotch/legs.
+//	                left_hem_center, right_hem_center, left/right_hem_outer,
+//	                left/right_hem_inner (trousers); skirts have left_hem,
+//	                right_hem, hem_center instead of crotch and legs.
+//
+// A worn garment (Garment.Worn) gets the top landmarks from the wearer's
+// pose: shoulders at the clothes' top above the shoulder joints, sleeve
+// ends where the clothes stop along the arms, the hem at their bottom.
 package garment
 
 import (
@@ -62,9 +69,11 @@ type Garment struct {
 // ErrNoGarment is returned (wrapped) when no garment can be found.
 var ErrNoGarment = errors.New("no garment found")
 
-// Analyze segments the garment in img and measures it. p is used only when
-// the background is not plain (a garment worn by someone); it may be nil
-// for plain-background photos.
+// Analyze segments the garment in img and measures it. With p, a photo
+// showing a person (person mask over 5% of the image and a face) is treated
+// as a garment worn by someone: the parsing model's clothes above the hips.
+// Otherwise the background must be plain. p may be nil for plain-background
+// product photos.
 func Analyze(ctx context.Context, p models.Perception, img image.Image) (*Garment, error) {
 	rgba := toRGBA(img)
 	w, h := rgba.Rect.Dx(), rgba.Rect.Dy()
@@ -78,7 +87,16 @@ func Analyze(ctx context.Context, p models.Perception, img image.Image) (*Garmen
 	bg, plain := borderStats(lab, w, h)
 	var m, raw *image.Gray
 	worn := false
-	if plain {
+	// A person in the photo (even on a plain studio background) wears the
+	// garment: take it from the parsing's clothes instead.
+	person := false
+	if p != nil {
+		var err error
+		if person, err = hasPerson(ctx, p, rgba); err != nil {
+			return nil, err
+		}
+	}
+	if plain && !person {
 		m, raw = segmentPlain(lab, w, h, bg)
 	}
 	if m == nil || mask.Count(m) < w*h/100 {
@@ -244,6 +262,11 @@ func segmentWorn(ctx context.Context, p models.Perception, img *image.RGBA) (*im
 	kp := pose.Keypoints
 	hipY := (kp[models.KpLeftHip].Y + kp[models.KpRightHip].Y) / 2
 	shY := (kp[models.KpLeftShoulder].Y + kp[models.KpRightShoulder].Y) / 2
+	// Hips closer to the shoulders than the shoulders' width are misplaced
+	// (a frontal adult's torso is about 1.45 shoulder widths long).
+	if sw := math.Abs(kp[models.KpLeftShoulder].X - kp[models.KpRightShoulder].X); hipY-shY < 1.05*sw {
+		hipY = shY + 1.45*sw
+	}
 	if hipY > shY && hipY < float64(h) {
 		cut := int(hipY + 0.08*(hipY-shY))
 		for y := max(cut, 0); y < h; y++ {
@@ -344,4 +367,21 @@ func dropWedges(closed, raw *image.Gray, maxArea int) *image.Gray {
 		}
 	}
 	return out
+}
+
+// hasPerson reports whether img shows a person: the person mask covers more
+// than 5% of it and a face is found.
+func hasPerson(ctx context.Context, p models.Perception, img *image.RGBA) (bool, error) {
+	pm, err := p.PersonMask(ctx, img)
+	if err != nil {
+		return false, fmt.Errorf("garment: person mask: %w", err)
+	}
+	if mask.Count(mask.Binary(pm, 128)) < len(pm.Pix)/20 {
+		return false, nil
+	}
+	faces, err := p.Faces(ctx, img)
+	if err != nil {
+		return false, fmt.Errorf("garment: faces: %w", err)
+	}
+	return len(faces) > 0, nil
 }

@@ -127,3 +127,41 @@ func TestDebugLandmarks(t *testing.T) {
 		t.Logf("%s kind=%s sleeves=%v bbox=%v lm=%v", gt.File, g.Kind, g.Sleeves, g.BBox, g.Landmarks)
 	}
 }
+
+// TestAnalyzeWorn: a garment worn by a person (fashn_garment.webp, black
+// tee on a plain studio background) is taken from the person's clothes: a
+// top, dark, below the face and within the person.
+func TestAnalyzeWorn(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	img := pipelinetest.Image(t, "images/fashn_garment.webp")
+	g, err := Analyze(context.Background(), p, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Worn || g.Kind != KindTop {
+		t.Fatalf("worn %v kind %s, want a worn top", g.Worn, g.Kind)
+	}
+	if de := DeltaE2000(g.Dominant, color.RGBA{20, 20, 19, 255}); de > 8 {
+		t.Errorf("dominant %v: CIEDE2000 %.1f to the tee's black", g.Dominant, de)
+	}
+	faces, err := p.Faces(context.Background(), img)
+	if err != nil || len(faces) == 0 {
+		t.Fatal("no face", err)
+	}
+	if float64(g.BBox.Min.Y) < faces[0].Box[3]-5 {
+		t.Errorf("garment box %v reaches above the chin (%.0f)", g.BBox, faces[0].Box[3])
+	}
+	// GT: the tee's box in the source photo.
+	if v := iou(g.BBox, image.Rect(60, 290, 536, 716)); v < 0.7 {
+		t.Errorf("garment box %v vs the tee's %v: IoU %.2f < 0.7", g.BBox, image.Rect(60, 290, 536, 716), v)
+	}
+	for _, n := range []string{"left_shoulder", "right_shoulder", "left_sleeve_end", "right_sleeve_end", "left_hem", "right_hem", "collar_center"} {
+		q, ok := g.Landmarks[n]
+		if !ok || !g.BBox.Inset(-10).Overlaps(image.Rect(int(q.X), int(q.Y), int(q.X)+1, int(q.Y)+1)) {
+			t.Errorf("landmark %s %v missing or outside the garment", n, q)
+		}
+	}
+	if dir := os.Getenv("GARMENT_DEBUG"); dir != "" {
+		writeDebug(t, dir, "worn.png", g)
+	}
+}
