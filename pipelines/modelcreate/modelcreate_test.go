@@ -453,3 +453,73 @@ func BenchmarkGenerate(b *testing.B) {
 		}
 	}
 }
+
+// TestGeneratePoseReferences re-poses the preset from a saved model's
+// keypoints (poseModelId) and from an ad-hoc pose image: the pose model on
+// the result finds the reference's arm angles.
+func TestGeneratePoseReferences(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	pl := New(p, library(t))
+	st := newStudio()
+	ctx := context.Background()
+	// A saved pose: the standing man of fashn_garment (arms down).
+	if _, err := pl.Run(ctx, request(t, st, map[string]any{"type": "upload", "name": "standing", "imageBase64": pipelinetest.DataURI(t, "images/fashn_garment.webp"), "aspectRatio": "2:3"})); err != nil {
+		t.Fatal(err)
+	}
+	poseRec, _ := st.last()
+	if len(poseRec.Keypoints) != 99 {
+		t.Fatalf("the upload stored %d keypoint values", len(poseRec.Keypoints))
+	}
+	for _, tc := range []struct {
+		name, want string
+		in         map[string]any
+	}{
+		{"poseModelId", "pose of saved model " + poseRec.ID, map[string]any{"poseModelId": poseRec.ID}},
+		{"poseImageBase64", "pose of inputs.poseImageBase64", map[string]any{"poseImageBase64": pipelinetest.DataURI(t, "images/fashn_garment.webp")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := map[string]any{"type": "generate", "prompt": "a man seated outdoors, industrial", "quality": "1k", "aspectRatio": "3:4"}
+			for k, v := range tc.in {
+				in[k] = v
+			}
+			res, err := pl.Run(ctx, request(t, st, in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := res.Outputs[0]
+			writePNG(t, "mc_"+tc.name+".png", o.Image)
+			if !strings.Contains(o.Method, "preset:man-seated-industrial") || !strings.Contains(o.Method, tc.want) {
+				t.Fatalf("method %q, want the seated preset re-posed with %q", o.Method, tc.want)
+			}
+			// The seated man's right forearm reached to his knee (elbow to
+			// wrist pointing left and down, well away from the body); in the
+			// standing pose it hangs down: the wrist is below the elbow and
+			// roughly under it.
+			hanging := func(img image.Image) error {
+				pose, err := p.Pose(ctx, img)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e, w := pose.Keypoints[models.KpRightElbow], pose.Keypoints[models.KpRightWrist]
+				sh := pose.Keypoints[models.KpRightShoulder]
+				if w.Y <= e.Y || abs(w.X-e.X) > 0.6*(w.Y-e.Y) || e.Y <= sh.Y {
+					return fmt.Errorf("right arm shoulder (%.0f,%.0f) elbow (%.0f,%.0f) wrist (%.0f,%.0f): not hanging down", sh.X, sh.Y, e.X, e.Y, w.X, w.Y)
+				}
+				return nil
+			}
+			if err := hanging(pipelinetest.Image(t, "images/fashn_model.webp")); err == nil {
+				t.Fatal("the preset's own right arm already hangs down")
+			}
+			if err := hanging(o.Image); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}

@@ -464,9 +464,9 @@ func request(t *testing.T, in Inputs) *pipelines.Request {
 func TestRunOrderAndSizes(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	ctx := context.Background()
-	in := Inputs{ModelImage: "file:images/fashn_model.webp", Quality: "1k", Poses: []PoseSpec{
+	in := Inputs{ModelImage: "file:images/fashn_garment.webp", Quality: "1k", Poses: []PoseSpec{
 		{Type: "custom", Text: "arms raised"},
-		{Type: "template", CdnURL: "file:images/fashn_garment.webp", Title: "standing"},
+		{Type: "template", CdnURL: "file:images/fashn_model.webp", Title: "seated"},
 		{Type: "custom", Text: "t-pose, looking left"},
 		{Type: "template", CdnURL: "file:images/astronaut.png"},
 	}}
@@ -477,8 +477,8 @@ func TestRunOrderAndSizes(t *testing.T) {
 	if len(res.Outputs) != 4 {
 		t.Fatalf("%d outputs, want 4", len(res.Outputs))
 	}
-	w, h, _ := models.TierSize("1k", "2:3") // fashn_model is 832x1248
-	sc := testScene(t, p, "images/fashn_model.webp")
+	w, h, _ := models.TierSize("1k", "2:3") // fashn_garment is 576x864
+	sc := testScene(t, p, "images/fashn_garment.webp")
 	for i, o := range res.Outputs {
 		if b := o.Image.Bounds(); b.Dx() != w || b.Dy() != h {
 			t.Fatalf("output %d is %v, want %dx%d", i, b.Size(), w, h)
