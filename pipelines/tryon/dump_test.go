@@ -36,7 +36,11 @@ func TestWriteResults(t *testing.T) {
 		t.Skip()
 	}
 	p := pipelinetest.Perception(t)
-	person := pipelinetest.Image(t, "images/fashn_model.webp")
+	pf := "images/fashn_model.webp"
+	if v := os.Getenv("TRYON_P"); v != "" {
+		pf = v
+	}
+	person := pipelinetest.Image(t, pf)
 	ctx := context.Background()
 	accs := []string{"standard"}
 	if a := os.Getenv("TRYON_ACC"); a != "" {

@@ -265,3 +265,30 @@ func TestTryonHyperLongSleeves(t *testing.T) {
 	}
 	t.Logf("clothes luminance sd %.1f", sd)
 }
+
+// TestTryonTrousersOnUpperBody: trousers on a photo whose legs are not in
+// the old clothes (an upper-body portrait) are a job error, never the
+// unchanged photo.
+func TestTryonTrousersOnUpperBody(t *testing.T) {
+	res, err := run(t, Inputs{PersonImage: "file:images/astronaut.png", GarmentImage: "file:garments/flatlay_trousers_khaki.png", Accuracy: "standard", SampleCount: 1})
+	if err == nil {
+		person := toRGBA(pipelinetest.Image(t, "images/astronaut.png"))
+		out := toRGBA(res.Outputs[0].Image)
+		same := 0
+		for i := range out.Pix {
+			if out.Pix[i] == person.Pix[i] {
+				same++
+			}
+		}
+		if same == len(out.Pix) {
+			t.Fatal("returned the unchanged photo")
+		}
+		t.Logf("placed on the astronaut (%.1f%% of bytes unchanged)", 100*float64(same)/float64(len(out.Pix)))
+		return
+	}
+	var pe *pipelines.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v is not a job error", err)
+	}
+	t.Log(pe.Msg)
+}

@@ -12,6 +12,7 @@ import (
 
 	"fashiond/cv"
 	"fashiond/models"
+	"fashiond/pipelines"
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/garment/mask"
 )
@@ -150,6 +151,15 @@ func Transfer(ctx context.Context, p models.Perception, person image.Image, g *g
 	out, err := composite(b, g.Kind, parts, acc, info, recolour)
 	if err != nil {
 		return nil, nil, err
+	}
+	// A garment that ends up (almost) nowhere visible is a failure, not a
+	// result: e.g. trousers on an upper-body photo.
+	if n := mask.Count(info.Layer); n < b.w*b.h/200 {
+		where := "the torso"
+		if g.Kind == garment.KindBottom {
+			where = "the legs"
+		}
+		return nil, nil, pipelines.Failf("the %s garment could not be placed: %s of the person in personImage are not visible enough (%d garment pixels)", g.Kind, where, n)
 	}
 	switch acc {
 	case AccuracyStandard:
