@@ -22,6 +22,7 @@ type regions struct {
 	upX, upY           float64 // unit vector from the waist toward the shoulders
 	torso, shoulder    float64 // lengths in pixels
 	hipsInFrame        bool
+	hipsFromPose       bool // the pose model's hips were plausible (else estimated)
 	seedCounts         [2]int // seed pixel counts for the top and bottom colour models
 	topModel, botModel *labModel
 }
@@ -143,7 +144,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 		core.p[i] = clothes.p[i] * pg.p[i] * nb
 	}
 	r.geometry(pose, core)
-	handsFace, shoes := bodyZones(pose, w, h, r.shoulder)
+	handsFace, shoes := bodyZones(pose, w, h, r.shoulder, r.hipsFromPose)
 
 	// Lab-derived planes and luminance.
 	L, A, B := newPlane(w, h), newPlane(w, h), newPlane(w, h)
@@ -186,6 +187,10 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 	}
 
 	shoeOff := newPlane(w, h)
+	// A skin colour model from the hands and the face, to tell a hand
+	// resting on a garment from skin-toned cloth around it.
+	var skinCount int
+	skinModel := fitModel(skin, L, A, B, Cp, Hp, func(i int) bool { return handsFace.p[i] > 0 && skin.p[i] > 0.8 }, &skinCount)
 	// The skin model mistakes skin-toned cloth (khaki, camel, blush) for
 	// skin: away from the hands and the face, pixels that match a garment's
 	// colour closely are not skin. Below the knees, pixels that match no
@@ -204,7 +209,12 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 			if tt(i) < 0 && r.hipsInFrame {
 				dHere = dB
 			}
-			sk := skin.p[i] * (1 - smoothstep(3, 1.2, d)*(1-handsFace.p[i]))
+			trust := handsFace.p[i] // trust the skin model on hands, face and arms ...
+			if trust > 0 && skinModel != nil {
+				// ... unless the pixel looks more like the garment than skin.
+				trust *= smoothstep(-0.5, 0.5, d-skinModel.dist(L.p[i], A.p[i], B.p[i]))
+			}
+			sk := skin.p[i] * (1 - smoothstep(3, 1.2, d)*(1-trust))
 			nb := 1 - max(sk, hair.p[i])
 			// On hands, face and arms only garment-coloured pixels are
 			// garment (a long sleeve); tattoos and shadows on skin are not.
@@ -225,7 +235,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 	// Shoe decisions are made on a neighbourhood, so that the odd boot
 	// pixel that happens to match the trousers goes with its shoe, and
 	// below a trouser hem everything in the shoe zone is shoe.
-	cutBelowHems(pose, shoes, shoeOff, r.shoulder)
+	cutBelowHems(pose, shoes, shoeOff, r.shoulder, r.hipsFromPose)
 	blur(shoeOff, newPlane(w, h), diag*0.006)
 	for i := range core.p {
 		if shoes.p[i] > 0 {
@@ -351,9 +361,11 @@ func (r *regions) geometry(pose *models.Pose, core *plane) {
 		}
 		torso = math.Max(hmy-smy, r.shoulder)
 		raise = 0
+		r.hipsFromPose = false
 		r.upX, r.upY = 0, -1
 	} else {
 		r.upX, r.upY = (smx-hmx)/torso, (smy-hmy)/torso
+		r.hipsFromPose = true
 	}
 	r.torso = torso
 	r.waistX, r.waistY = hmx+raise*(smx-hmx), hmy+raise*(smy-hmy)
@@ -363,7 +375,7 @@ func (r *regions) geometry(pose *models.Pose, core *plane) {
 // bodyZones returns masks of the hands, face and arms (near the wrist,
 // finger and face keypoints and the arm bones) and of the shoes (the lower
 // shins and the feet of visible legs).
-func bodyZones(pose *models.Pose, w, h int, sw float64) (handsFace, shoes *plane) {
+func bodyZones(pose *models.Pose, w, h int, sw float64, hipsOK bool) (handsFace, shoes *plane) {
 	handsFace, shoes = newPlane(w, h), newPlane(w, h)
 	kp := pose.Keypoints
 	type disc struct{ x, y, r float64 }
@@ -398,15 +410,16 @@ func bodyZones(pose *models.Pose, w, h int, sw float64) (handsFace, shoes *plane
 		}
 	}
 	var shins []seg
-	for _, leg := range [][2]int{{models.KpLeftKnee, models.KpLeftAnkle}, {models.KpRightKnee, models.KpRightAnkle}} {
-		kn, an := kp[leg[0]], kp[leg[1]]
-		if kn.Visibility > 0.4 && an.Visibility > 0.4 {
-			shins = append(shins, seg{kn.X, kn.Y, an.X, an.Y})
+	for side, ok := range legsPlausible(pose, sw, hipsOK) {
+		if !ok {
+			continue
 		}
-	}
-	for k := 27; k <= 32; k++ {
-		if kp[k].Visibility > 0.4 {
-			feet = append(feet, disc{kp[k].X, kp[k].Y, 0.5 * sw})
+		kn, an := kp[models.KpLeftKnee+side], kp[models.KpLeftAnkle+side]
+		shins = append(shins, seg{kn.X, kn.Y, an.X, an.Y})
+		for _, k := range []int{models.KpLeftAnkle + side, 29 + side, 31 + side} { // ankle, heel, foot index
+			if kp[k].Visibility > 0.4 {
+				feet = append(feet, disc{kp[k].X, kp[k].Y, 0.5 * sw})
+			}
 		}
 	}
 	parallelRows(h, func(y0, y1 int) {
@@ -464,18 +477,37 @@ func bodyZones(pose *models.Pose, w, h int, sw float64) (handsFace, shoes *plane
 	return handsFace, shoes
 }
 
+// legsPlausible reports per side (left, right) whether the pose model's
+// leg is usable: hips from the pose, hip, knee and ankle visible, and thigh
+// and shin of anatomically plausible length (the model invents legs below
+// the frame of upper-body crops).
+func legsPlausible(pose *models.Pose, sw float64, hipsOK bool) [2]bool {
+	var ok [2]bool
+	if !hipsOK {
+		return ok
+	}
+	kp := pose.Keypoints
+	for side := range 2 {
+		hp, kn, an := kp[models.KpLeftHip+side], kp[models.KpLeftKnee+side], kp[models.KpLeftAnkle+side]
+		if hp.Visibility > 0.4 && kn.Visibility > 0.4 && an.Visibility > 0.4 {
+			ok[side] = math.Hypot(hp.X-kn.X, hp.Y-kn.Y) >= 0.8*sw && math.Hypot(kn.X-an.X, kn.Y-an.Y) >= 0.9*sw
+		}
+	}
+	return ok
+}
+
 // cutBelowHems finds, along each visible shin, where the trousers end:
 // the first of two consecutive slices across the leg (from 0.35 of the
 // knee-ankle length on) in which most pixels are off the trousers' colour.
 // Below it, every pixel of the shoe zone near the leg's axis is marked off.
-func cutBelowHems(pose *models.Pose, shoes, off *plane, sw float64) {
+func cutBelowHems(pose *models.Pose, shoes, off *plane, sw float64, hipsOK bool) {
 	kp := pose.Keypoints
 	w, h := off.w, off.h
-	for _, leg := range [][2]int{{models.KpLeftKnee, models.KpLeftAnkle}, {models.KpRightKnee, models.KpRightAnkle}} {
-		kn, an := kp[leg[0]], kp[leg[1]]
-		if kn.Visibility <= 0.4 || an.Visibility <= 0.4 {
+	for side, ok := range legsPlausible(pose, sw, hipsOK) {
+		if !ok {
 			continue
 		}
+		kn, an := kp[models.KpLeftKnee+side], kp[models.KpLeftAnkle+side]
 		dx, dy := an.X-kn.X, an.Y-kn.Y
 		l := math.Hypot(dx, dy)
 		if l < 1 {
