@@ -22,7 +22,7 @@ type regions struct {
 	upX, upY           float64 // unit vector from the waist toward the shoulders
 	torso, shoulder    float64 // lengths in pixels
 	hipsInFrame        bool
-	hipsFromPose       bool // the pose model's hips were plausible (else estimated)
+	hipsFromPose       bool   // the pose model's hips were plausible (else estimated)
 	seedCounts         [2]int // seed pixel counts for the top and bottom colour models
 	topModel, botModel *labModel
 }
