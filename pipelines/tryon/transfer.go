@@ -448,6 +448,8 @@ func placeTop(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fit, 
 		extend(parts)
 		return parts, nil
 	}
+	var sleeveMaps []*polyClip
+	var sleeveBoxes []image.Rectangle
 	for _, sd := range []struct {
 		name             string
 		gs, gu, gEnd     models.Point
@@ -459,13 +461,30 @@ func placeTop(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fit, 
 		{"left_sleeve", gsL, L["left_underarm"], L["left_sleeve_end"], L["left_cuff_outer"], L["left_cuff_inner"], b.shL, b.elL, b.wrL, seamL, dst[3], sleeveL},
 		{"right_sleeve", gsR, L["right_underarm"], L["right_sleeve_end"], L["right_cuff_outer"], L["right_cuff_inner"], b.shR, b.elR, b.wrR, seamR, dst[4], sleeveR},
 	} {
-		lay, err := placeSleeve(b, cut, sd.pm, acc, f, s, gSW, sd.gs, sd.gu, sd.gEnd, sd.gco, sd.gci, sd.sh, sd.el, sd.wr, sd.seam, sd.under, info, sd.name)
+		lay, clip, bb, err := placeSleeve(b, cut, sd.pm, acc, f, s, gSW, sd.gs, sd.gu, sd.gEnd, sd.gco, sd.gci, sd.sh, sd.el, sd.wr, sd.seam, sd.under, info, sd.name)
 		if err != nil {
 			return nil, err
 		}
 		parts = append(parts, part{name: sd.name, front: true, lay: lay, allow: sleeveAllow})
+		sleeveMaps = append(sleeveMaps, clip)
+		sleeveBoxes = append(sleeveBoxes, bb)
 	}
 	extend(parts)
+	// Each sleeve also covers the old sleeve beside it (within a short
+	// reach of its own outline) with its extended warp.
+	region := mask.Dilate(b.upper, 3)
+	for k := range sleeveMaps {
+		wide := &polyClip{m: sleeveMaps[k].m, poly: sleeveMaps[k].poly, margin: 0.16 * b.sw}
+		bb := sleeveBoxes[k].Inset(-int(0.1 * b.sw))
+		ext := warpLayer(&sampler{img: extImg, w: cut.Rect.Dx(), h: cut.Rect.Dy()}, wide, b.w, b.h, bb, 2, 1)
+		var others []*layer
+		for j, q := range parts {
+			if j != k+1 {
+				others = append(others, q.lay)
+			}
+		}
+		extendInto(parts[k+1].lay, ext, region, sleeveAllow, others, 0.12*b.sw)
+	}
 	return parts, nil
 }
 
@@ -496,7 +515,7 @@ func polyLen(poly []models.Point) float64 {
 // affine fit for standard, a thin-plate spline (bending at the elbow) for
 // high and hyper.
 func placeSleeve(b *body, cut *image.NRGBA, pm *image.Gray, acc string, f fit, s, gSW float64,
-	gs, gu, gEnd, gco, gci, sh, el, wr, seam, under models.Point, info *TransferInfo, name string) (*layer, error) {
+	gs, gu, gEnd, gco, gci, sh, el, wr, seam, under models.Point, info *TransferInfo, name string) (*layer, *polyClip, image.Rectangle, error) {
 	g0 := mid(gs, gu)
 	if gco == (models.Point{}) || gci == (models.Point{}) {
 		ax := unit(sub(gEnd, g0))
@@ -581,13 +600,13 @@ func placeSleeve(b *body, cut *image.NRGBA, pm *image.Gray, acc string, f fit, s
 	if acc == AccuracyStandard {
 		pw, err := pieceAffine(arm, seam, under, dst[2], dst[3], gs, gu, gco, gci, want, normal, rootHalf, cuffHalf)
 		if err != nil {
-			return nil, err
+			return nil, nil, image.Rectangle{}, err
 		}
 		m = pw
 	} else {
 		t, err := FitTPS(dst, src, 1e-2)
 		if err != nil {
-			return nil, err
+			return nil, nil, image.Rectangle{}, err
 		}
 		m = t
 	}
@@ -609,7 +628,7 @@ func placeSleeve(b *body, cut *image.NRGBA, pm *image.Gray, acc string, f fit, s
 	}
 	bb = bb.Inset(-int(0.1*b.sw + 4))
 	step, ss := workParams(acc)
-	return warpLayer(&sampler{img: cut, part: pm, w: cut.Rect.Dx(), h: cut.Rect.Dy()}, clip, b.w, b.h, bb, min(step, 2), ss), nil
+	return warpLayer(&sampler{img: cut, part: pm, w: cut.Rect.Dx(), h: cut.Rect.Dy()}, clip, b.w, b.h, bb, min(step, 2), ss), clip, bb, nil
 }
 
 // pieceAffine is the standard sleeve map: one affine map for the upper
