@@ -133,6 +133,13 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		return nil, pipelines.Failf("pose-control: no person found in inputs.modelImage (no face detected)")
 	}
 	src := allKnown(SkeletonFromPose(sc.Pose, sc.Image.Rect.Dx(), sc.Image.Rect.Dy()))
+	rp, err := NewReposer(ctx, pl.p, sc)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, pipelines.Failf("pose-control: inputs.modelImage: %v", err)
+	}
 	res := &pipelines.Result{}
 	n := float64(len(in.Poses))
 	for i, ps := range in.Poses {
@@ -175,7 +182,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 				notes = append(notes, "words not understood and ignored: "+strings.Join(pp.Ignored, " "))
 			}
 		}
-		r, err := ReposeDetail(ctx, pl.p, sc, target)
+		r, err := rp.Repose(ctx, target)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -40,7 +40,8 @@ func segDist(p, a, b models.Point) float64 {
 	if l2 > 1e-9 {
 		t = math.Max(0, math.Min(1, dot(sub(p, a), ab)/l2))
 	}
-	return norm(sub(p, add(a, scale(ab, t))))
+	dx, dy := p.X-a.X-ab.X*t, p.Y-a.Y-ab.Y*t
+	return math.Sqrt(dx*dx + dy*dy)
 }
 
 func polyDist(p models.Point, poly []models.Point) float64 {
@@ -300,6 +301,28 @@ func Repose(ctx context.Context, p models.Perception, src *scene.Scene, target S
 // ReposeDetail is Repose that also returns the person's alpha and the
 // retargeted skeleton.
 func ReposeDetail(ctx context.Context, p models.Perception, src *scene.Scene, target Skeleton) (*Rendered, error) {
+	r, err := NewReposer(ctx, p, src)
+	if err != nil {
+		return nil, err
+	}
+	return r.Repose(ctx, target)
+}
+
+// Reposer holds what re-posing one source needs whatever the target: the
+// source skeleton, the person cut into part layers and the inpainted
+// textures under the limbs. Make one per source and call Repose per pose.
+type Reposer struct {
+	src             *scene.Scene
+	S               Skeleton
+	rel             reliability
+	img             *image.RGBA
+	cov             [][]uint8 // per part coverage, source pixels
+	bodyTex, legTex *image.RGBA
+}
+
+// NewReposer prepares src for re-posing. p runs the pose model when src
+// carries no pose and the skin parsing that assigns bare hands to arms.
+func NewReposer(ctx context.Context, p models.Perception, src *scene.Scene) (*Reposer, error) {
 	if src == nil || src.Image == nil || src.PersonMask == nil || src.Background == nil {
 		return nil, errors.New("no scene to re-pose")
 	}
@@ -321,7 +344,6 @@ func ReposeDetail(ctx context.Context, p models.Perception, src *scene.Scene, ta
 	if _, err := newFrame(S); err != nil {
 		return nil, err
 	}
-	O := Retarget(target, S)
 	var skin *image.Gray
 	if p != nil {
 		if pr, err := p.Parse(ctx, src.Image); err == nil && pr.Skin != nil && pr.Skin.Rect.Dx() == b.Dx() && pr.Skin.Rect.Dy() == b.Dy() {
@@ -330,15 +352,27 @@ func ReposeDetail(ctx context.Context, p models.Perception, src *scene.Scene, ta
 			return nil, ctx.Err()
 		}
 	}
-	return render(ctx, src, S, O, legReliability(pose, S), skin)
+	r := &Reposer{src: src, S: S, rel: legReliability(pose, S), img: scene.RGBA(src.Image)}
+	if err := r.layers(ctx, skin); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
-// render re-poses the scene's person from S to O. skin (optional) is the
-// skin probability: bare hands and forearms near an arm go to the arm.
-func render(ctx context.Context, src *scene.Scene, S, O Skeleton, rel reliability, skin *image.Gray) (*Rendered, error) {
-	img := scene.RGBA(src.Image)
+// Repose renders the person in the target's joint angles (retargeted to
+// the source's bone lengths, anchored at the hips).
+func (r *Reposer) Repose(ctx context.Context, target Skeleton) (*Rendered, error) {
+	return r.render(ctx, Retarget(target, r.S))
+}
+
+// layers cuts the person into part layers. skin (optional) is the skin
+// probability: bare hands and forearms near an arm go to the arm. The
+// bones' geometry depends on the source only (the target changes their
+// maps), so the source skeleton stands in for the target here.
+func (r *Reposer) layers(ctx context.Context, skin *image.Gray) error {
+	S, rel, src, img := r.S, r.rel, r.src, r.img
 	w, h := img.Rect.Dx(), img.Rect.Dy()
-	bones := buildBones(S, O, rel)
+	bones := buildBones(S, S, rel)
 	pm := src.PersonMask
 
 	// Label the person's pixels by their nearest bone (in capsule radii).
@@ -440,27 +474,37 @@ func render(ctx context.Context, src *scene.Scene, S, O Skeleton, rel reliabilit
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	bodyTex, legTex := img, img
 	if any255(limbMask.Pix) {
-		t, err := cv.Inpaint(img, scene.Dilate(limbMask, 2), 5)
+		t, err := inpaintHalf(img, scene.Dilate(limbMask, 2))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		bodyTex = t
 	}
 	if any255(armMask.Pix) {
-		t, err := cv.Inpaint(img, scene.Dilate(armMask, 2), 5)
+		t, err := inpaintHalf(img, scene.Dilate(armMask, 2))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		legTex = t
 	}
 	for k := 1; k < nParts; k++ {
 		blur1(cov[k], w, h)
 	}
+	r.cov, r.bodyTex, r.legTex = cov, bodyTex, legTex
+	return nil
+}
 
+// render draws the layers re-posed from the source skeleton to O over the
+// background plate.
+func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
+	S, img, cov, src := r.S, r.img, r.cov, r.src
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	bones := buildBones(S, O, r.rel)
+	bodyTex, legTex := r.bodyTex, r.legTex
 	spine := norm(sub(S.MidShoulder(), S.MidHip()))
 	bodyZ := (O.Z[11] + O.Z[12]) / 2
 	layers := []layer{{tex: bodyTex, alpha: cov[partBody], part: partBody, z: bodyZ}}
@@ -742,4 +786,38 @@ func growSkin(label []int8, armScore [2][]float32, skin, pm *image.Gray, w, h in
 			}
 		}
 	}
+}
+
+// inpaintHalf fills mask's pixels of img (Telea) at half resolution for
+// images over 600 px, upsampled into the mask only: the fill is smooth
+// texture under a limb, where full resolution buys nothing.
+func inpaintHalf(img *image.RGBA, mask *image.Gray) (*image.RGBA, error) {
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	if max(w, h) <= 600 {
+		return cv.Inpaint(img, mask, 5)
+	}
+	sw, sh := (w+1)/2, (h+1)/2
+	small := scene.ResizeFast(img, sw, sh)
+	sm := scene.ResizeGray(mask, sw, sh)
+	for i, v := range sm.Pix {
+		if v > 0 {
+			sm.Pix[i] = 255
+		}
+	}
+	f, err := cv.Inpaint(small, scene.Dilate(sm, 1), 4)
+	if err != nil {
+		return nil, err
+	}
+	up := scene.Resize(f, w, h)
+	out := image.NewRGBA(img.Rect)
+	copy(out.Pix, img.Pix)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			if mask.Pix[y*mask.Stride+x] != 0 {
+				o := y*out.Stride + x*4
+				copy(out.Pix[o:o+3], up.Pix[y*up.Stride+x*4:])
+			}
+		}
+	}
+	return out, nil
 }
