@@ -6,11 +6,11 @@ export FASHIOND_ORT_LIB ?= $(ORT_LIB)
 export FASHIOND_MODELS_DIR ?= $(CURDIR)/data/models
 GO ?= go
 
-.PHONY: all setup setup-system setup-ort setup-models build run test vet fmt bench clean
+.PHONY: all setup setup-system setup-ort setup-models setup-presets build run test vet fmt bench clean
 
 all: build
 
-setup: setup-system setup-ort setup-models
+setup: setup-system setup-ort setup-models setup-presets
 
 setup-system:
 	@./scripts/setup-system.sh
@@ -21,12 +21,17 @@ setup-ort:
 setup-models:
 	@./scripts/setup-models.sh
 
+setup-presets:
+	@./scripts/setup-presets.sh
+
 build: setup-system
 	@mkdir -p bin
 	$(GO) build -o bin/fashiond ./cmd/fashiond
 
+# `make run` provisions a development key (dev-local-key, 1000 credits) unless
+# FASHIOND_API_KEYS is set; the server listens on loopback only by default.
 run: setup build
-	./bin/fashiond serve
+	FASHIOND_API_KEYS="$${FASHIOND_API_KEYS:-dev-local-key:1000}" ./bin/fashiond serve
 
 test: setup
 	$(GO) vet ./...

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"text/tabwriter"
+)
+
+func cmdKeys(args []string) error {
+	const summary = "Manages API keys in Redis (FASHIOND_REDIS_URL, else the private redis-server of DATA_DIR).\n\n" +
+		"  fashiond keys create [-label L] [-credits N]   creates a key and prints it once\n" +
+		"  fashiond keys list                             lists keys (id, label, credits)\n" +
+		"  fashiond keys add-credits ID N                 adds N credits to key ID (from list)"
+	var label string
+	var credits int64
+	cfg, fs, err := parseConfig("keys", summary, args, func(fs *flag.FlagSet) {
+		fs.StringVar(&label, "label", "", "label of a new key")
+		fs.Int64Var(&credits, "credits", 100, "credits of a new key")
+	})
+	if err != nil {
+		return err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fs.Usage()
+		return errors.New("keys: missing action (create, list or add-credits)")
+	}
+	// Flags may also follow the action: `keys create -credits 50`.
+	if err := fs.Parse(rest[1:]); err != nil {
+		return err
+	}
+	action, rest := rest[0], fs.Args()
+	log := newLogger(cfg)
+	ctx := context.Background()
+	var cl stack
+	defer cl.Close()
+	svc, _, _, err := openService(ctx, cfg, log, true, &cl)
+	if err != nil {
+		return err
+	}
+	switch action {
+	case "create":
+		k, err := svc.CreateKey(ctx, label, credits)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "New API key (shown once; store it now):")
+		fmt.Println(k)
+	case "list":
+		ks, err := svc.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tLABEL\tCREDITS\tCREATED")
+		for _, k := range ks {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", k.ID, k.Label, k.Credits, k.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
+		}
+		return tw.Flush()
+	case "add-credits":
+		if len(rest) != 2 {
+			return errors.New("keys add-credits: want ID and N")
+		}
+		n, err := strconv.ParseInt(rest[1], 10, 64)
+		if err != nil {
+			return fmt.Errorf("keys add-credits: N must be an integer: %w", err)
+		}
+		bal, err := svc.AddCredits(ctx, rest[0], n)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("key %s: balance %d\n", rest[0], bal)
+	default:
+		return fmt.Errorf("keys: unknown action %q (create, list or add-credits)", action)
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+// Package all wires every pipeline of the spec to the embedded model runtime:
+// it opens ONNX Runtime, checks the model repository, loads the perception
+// suite and the preset library, and returns the registry a worker serves.
+package all
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"fashiond/config"
+	"fashiond/inference"
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/angles"
+	"fashiond/pipelines/modelcreate"
+	"fashiond/pipelines/posecontrol"
+	"fashiond/pipelines/presets"
+	"fashiond/pipelines/producttomodel"
+	"fashiond/pipelines/prompttryon"
+	"fashiond/pipelines/tryon"
+	"fashiond/pipelines/video"
+)
+
+// Required are the models every pipeline needs; depth is optional (the
+// pipelines that use it fall back and say so).
+var Required = []string{"blazepose_full", "selfie_segmentation", "skin_clothes_hair_pan", "yunet", "ultraface_rfb320", "realesr_general_x4v3"}
+
+type closers []io.Closer
+
+func (c closers) Close() error {
+	var errs []error
+	for i := len(c) - 1; i >= 0; i-- {
+		if c[i] != nil {
+			errs = append(errs, c[i].Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// New builds the registry of all seven pipelines. The returned Closer
+// releases the models and the runtime.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.Registry, io.Closer, error) {
+	repo, err := models.OpenRepository(cfg.ModelsDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := repo.Require(Required...); err != nil {
+		return nil, nil, fmt.Errorf("model repository %s: %w (run `make setup`)", cfg.ModelsDir, err)
+	}
+	rt, err := inference.Open(ctx, inference.Config{
+		LibPath: cfg.ORTLib, IntraOpThreads: cfg.IntraOpThreads, Device: cfg.Device,
+		CUDADeviceID: cfg.CUDADeviceID, CUDAMemLimit: cfg.CUDAMemLimit, CUDNNConvSearch: cfg.CUDNNConvAlgo,
+	}, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl := closers{rt}
+	suite, err := models.NewSuite(ctx, rt, cfg.ModelsDir, models.SuiteOptions{Batching: cfg.Batching, UpscalePolicy: cfg.UpscalePolicy, Log: log})
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	cl = append(cl, suite)
+	var lib *presets.Library
+	pdir := filepath.Join(cfg.DataDir, "presets")
+	if _, err := os.Stat(pdir); err == nil {
+		if lib, err = presets.Open(pdir); err != nil {
+			cl.Close()
+			return nil, nil, fmt.Errorf("preset library %s: %w", pdir, err)
+		}
+	} else {
+		log.Warn("no preset model library; product-to-model needs modelImageUrl and model-create generate is unavailable until `make setup` installs it", "dir", pdir)
+	}
+	reg := pipelines.NewRegistry(
+		prompttryon.New(suite, lib),
+		posecontrol.New(suite),
+		tryon.New(suite),
+		angles.New(suite),
+		video.New(suite, video.Options{}),
+	)
+	if lib != nil {
+		reg.Register(producttomodel.New(suite, lib))
+		reg.Register(modelcreate.New(suite, lib))
+	}
+	log.Info("pipelines ready", "models", reg.Names(), "ort", rt.Version())
+	return reg, cl, nil
+}
