@@ -115,22 +115,26 @@ func jobErr(ctx context.Context, err error) error {
 // tier, with the map from working pixels to output pixels.
 type framed struct {
 	img        image.Image
-	crop       image.Rectangle // in working pixels
-	sx, sy     float64         // output pixels per working pixel
+	k          float64         // image pixels per working pixel
+	crop       image.Rectangle // in image pixels
+	sx, sy     float64         // output pixels per image pixel
 	outW, outH int
 }
 
+// pt maps a working-pixel position to output pixels.
 func (f framed) pt(p models.Point) (float64, float64) {
-	return (p.X - float64(f.crop.Min.X)) * f.sx, (p.Y - float64(f.crop.Min.Y)) * f.sy
+	return (p.X*f.k - float64(f.crop.Min.X)) * f.sx, (p.Y*f.k - float64(f.crop.Min.Y)) * f.sy
 }
 
-// toTier crops img to the ratio around focus (the face), then reaches the
-// tier size with the perception models' upscaler.
-func (pl *Pipeline) toTier(ctx context.Context, img image.Image, focus models.Point, quality, ratio string) (framed, error) {
+// toTier crops img to the ratio around focus (the face, in working pixels;
+// img has k image pixels per working pixel), then reaches the tier size
+// with the perception models' upscaler.
+func (pl *Pipeline) toTier(ctx context.Context, img image.Image, k float64, focus models.Point, quality, ratio string) (framed, error) {
 	a, b, err := models.ParseRatio(ratio)
 	if err != nil {
 		return framed{}, err
 	}
+	focus = models.Point{X: focus.X * k, Y: focus.Y * k}
 	r := img.Bounds()
 	w, h := r.Dx(), r.Dy()
 	cw, ch := w, h
@@ -150,7 +154,7 @@ func (pl *Pipeline) toTier(ctx context.Context, img image.Image, focus models.Po
 		return framed{}, err
 	}
 	ob := out.Bounds()
-	return framed{img: out, crop: crop, sx: float64(ob.Dx()) / float64(cw), sy: float64(ob.Dy()) / float64(ch), outW: ob.Dx(), outH: ob.Dy()}, nil
+	return framed{img: out, k: k, crop: crop, sx: float64(ob.Dx()) / float64(cw), sy: float64(ob.Dy()) / float64(ch), outW: ob.Dx(), outH: ob.Dy()}, nil
 }
 
 // record fills a saved model's face and pose fields in output pixels.
@@ -227,7 +231,9 @@ func (pl *Pipeline) upload(ctx context.Context, req *pipelines.Request, in Input
 		notes = append(notes, "no person pose found (a face photo): the saved model has no keypoints and can serve as faceModelId but not as poseModelId")
 	}
 	req.Progress("tier", 0.5, "")
-	f, err := pl.toTier(ctx, img, faceCentre(faces[0]), in.Quality, in.AspectRatio)
+	// Frame from the uploaded pixels, not the working copy.
+	k := float64(src.Bounds().Dx()) / float64(img.Rect.Dx())
+	f, err := pl.toTier(ctx, src, k, faceCentre(faces[0]), in.Quality, in.AspectRatio)
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}
@@ -595,7 +601,7 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 		face = &faces[0]
 		focus = faceCentre(faces[0])
 	}
-	f, err := pl.toTier(ctx, img, focus, in.Quality, in.AspectRatio)
+	f, err := pl.toTier(ctx, img, 1, focus, in.Quality, in.AspectRatio)
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}

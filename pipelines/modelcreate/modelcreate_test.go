@@ -131,7 +131,7 @@ func TestUpload(t *testing.T) {
 		wantPose bool
 	}{
 		{"images/fashn_model.webp", "1k", "3:4", true},
-		{"images/gocv_face.jpg", "1k", "1:1", false}, // a head-shot: a face model without keypoints
+		{"images/gocv_face.jpg", "2k", "1:1", false}, // a head-shot: a face model without keypoints
 	}
 	for i, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {

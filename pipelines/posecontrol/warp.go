@@ -26,6 +26,7 @@ type bone struct {
 	poly []models.Point // torso quad instead of a segment
 	r    float64        // capsule radius: distances are divided by it
 	part int            // partBody, or the limb it belongs to
+	hand bool           // the hand bone of an arm
 	xf   [6]float64     // source -> target affine [a b c; d e f]
 }
 
@@ -196,7 +197,7 @@ func buildBones(S, O Skeleton, rel reliability) []bone {
 		c, ct = scale(c, 1/float64(len(ends))), scale(ct, 1/float64(len(ends)))
 		tip := add(J[w], scale(sub(c, J[w]), 1.6))
 		tipT := add(T[w], scale(sub(ct, T[w]), 1.6))
-		bs = append(bs, bone{a: J[w], b: tip, r: 0.11 * U, part: side, xf: similarity2(J[w], tip, T[w], tipT)})
+		bs = append(bs, bone{a: J[w], b: tip, r: 0.11 * U, part: side, hand: true, xf: similarity2(J[w], tip, T[w], tipT)})
 	}
 	seg(11, 13, 0.16, partArmL)
 	seg(13, 15, 0.12, partArmL)
@@ -398,12 +399,14 @@ func (r *Reposer) layers(ctx context.Context, skin *image.Gray) error {
 					continue
 				}
 				p := models.Point{X: float64(x), Y: float64(y)}
+				var byHand [nParts]bool
 				for k := range best {
 					best[k] = math.Inf(1)
 				}
 				for k := range bones {
 					if s := bones[k].score(p); s < best[bones[k].part] {
 						best[bones[k].part] = s
+						byHand[bones[k].part] = bones[k].hand
 					}
 				}
 				lab := 0
@@ -417,6 +420,19 @@ func (r *Reposer) layers(ctx context.Context, skin *image.Gray) error {
 				for _, arm := range []int{partArmL, partArmR} {
 					if isLeg(lab) && best[arm] < 1 && best[arm] < best[partArmL+partArmR-arm] {
 						lab = arm
+					}
+				}
+				// A hand is skin: what its capsule catches of the clothes it
+				// rests on (a knee, a hip) stays with the body or the leg.
+				if isArm(lab) && byHand[lab] && skin != nil && skin.Pix[y*skin.Stride+x] < 77 {
+					alt := partBody
+					for _, leg := range []int{partLegL, partLegR} {
+						if best[leg] < best[alt] {
+							alt = leg
+						}
+					}
+					if best[alt] < 2 {
+						lab = alt
 					}
 				}
 				if lab != partBody && best[lab] >= 3 {
@@ -755,8 +771,8 @@ func sampleA(a []uint8, w, h int, fx, fy float64) uint8 {
 	return uint8(v + 0.5)
 }
 
-// growSkin flood-fills each arm's label through skin pixels (skin > 50%)
-// from its own skin pixels, within 3.5 capsule radii of the arm.
+// growSkin flood-fills each arm's label through body-labelled skin pixels
+// (skin > 50%) from its own skin pixels, within 2.5 capsule radii of the arm.
 func growSkin(label []int8, armScore [2][]float32, skin, pm *image.Gray, w, h int) {
 	isSkin := func(i int) bool {
 		return skin.Pix[(i/w)*skin.Stride+i%w] > 128 && pm.Pix[(i/w)*pm.Stride+i%w] > 64
@@ -778,7 +794,9 @@ func growSkin(label []int8, armScore [2][]float32, skin, pm *image.Gray, w, h in
 					continue
 				}
 				j := ny*w + nx
-				if label[j] == arm || label[j] < 0 || isArm(int(label[j])) || armScore[k][j] >= 3.5 || !isSkin(j) {
+				// Grow over the body only (skin-coloured clothes on the legs,
+				// khaki trousers say, would otherwise join the hand).
+				if label[j] != partBody || armScore[k][j] >= 2.5 || !isSkin(j) {
 					continue
 				}
 				label[j] = arm
