@@ -14,7 +14,8 @@ func cmdKeys(args []string) error {
 	const summary = "Manages API keys in Redis (FASHIOND_REDIS_URL, else the private redis-server of DATA_DIR).\n\n" +
 		"  fashiond keys create [-label L] [-credits N]   creates a key and prints it once\n" +
 		"  fashiond keys list                             lists keys (id, label, credits)\n" +
-		"  fashiond keys add-credits ID N                 adds N credits to key ID (from list)"
+		"  fashiond keys add-credits ID N                 adds N credits to key ID (from list)\n" +
+		"  fashiond keys webhook-secret                   prints the webhook signing secret (whsec_...)"
 	var label string
 	var credits int64
 	cfg, fs, err := parseConfig("keys", summary, args, func(fs *flag.FlagSet) {
@@ -74,8 +75,10 @@ func cmdKeys(args []string) error {
 			return err
 		}
 		fmt.Printf("key %s: balance %d\n", rest[0], bal)
+	case "webhook-secret":
+		fmt.Println(svc.WebhookSecret())
 	default:
-		return fmt.Errorf("keys: unknown action %q (create, list or add-credits)", action)
+		return fmt.Errorf("keys: unknown action %q (create, list, add-credits or webhook-secret)", action)
 	}
 	return nil
 }
