@@ -645,3 +645,26 @@ func BenchmarkRepose(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRun times a whole 1k job with four poses (two templates, two
+// texts) on the 1 MP full-body source, loading and layers included.
+func BenchmarkRun(b *testing.B) {
+	p := pipelinetest.Perception(b)
+	in := Inputs{ModelImage: "file:images/fashn_model.webp", Quality: "1k", Poses: []PoseSpec{
+		{Type: "custom", Text: "arms raised"},
+		{Type: "template", CdnURL: "file:images/fashn_garment.webp"},
+		{Type: "custom", Text: "hands on hips, looking left"},
+		{Type: "template", CdnURL: "file:images/astronaut.png"},
+	}}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl := New(p)
+	for i := 0; i < b.N; i++ {
+		req := &pipelines.Request{Inputs: raw, Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(b)}, Progress: func(string, float64, string) {}}
+		if _, err := pl.Run(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
