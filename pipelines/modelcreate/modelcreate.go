@@ -369,9 +369,48 @@ func styleInText(text string) string {
 
 // poseTarget is how a sample is to be re-posed.
 type poseTarget struct {
-	skel   *posecontrol.Skeleton // a template skeleton (poseModelId, poseImageBase64)
-	parsed *posecontrol.ParsedPose
-	desc   string
+	skel       *posecontrol.Skeleton // a template skeleton (poseModelId, poseImageBase64)
+	parsed     *posecontrol.ParsedPose
+	desc       string
+	fromPrompt bool // read from the prompt, not asked for explicitly
+}
+
+// forPreset drops the poses read from the prompt that the preset already
+// shows (its pose words name them): re-posing for those would only add
+// artefacts. It returns the remaining target and the dropped names.
+func (pt poseTarget) forPreset(pr presets.Preset) (poseTarget, []string) {
+	if !pt.fromPrompt || pt.parsed == nil {
+		return pt, nil
+	}
+	var keep, drop []string
+	for _, m := range pt.parsed.Matched {
+		name, side, _ := strings.Cut(m, " (")
+		shown := false
+		for _, w := range pr.Pose {
+			if strings.EqualFold(w, name) {
+				shown = true
+			}
+		}
+		switch {
+		case shown:
+			drop = append(drop, m)
+		case side != "":
+			keep = append(keep, strings.TrimSuffix(side, ")")+" "+name)
+		default:
+			keep = append(keep, name)
+		}
+	}
+	if len(drop) == 0 {
+		return pt, nil
+	}
+	if len(keep) == 0 {
+		return poseTarget{}, drop
+	}
+	pp, err := posecontrol.ParsePoseText(strings.Join(keep, ", "))
+	if err != nil {
+		return poseTarget{}, drop
+	}
+	return poseTarget{parsed: &pp, desc: "pose from the prompt: " + strings.Join(pp.Matched, ", "), fromPrompt: true}, drop
 }
 
 func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inputs) (*pipelines.Result, error) {
@@ -422,7 +461,7 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 	default:
 		// The prompt may describe the pose; use it when it clearly does.
 		if pp, err := posecontrol.ParsePoseText(in.Prompt); err == nil {
-			pt = poseTarget{parsed: &pp, desc: "pose from the prompt: " + strings.Join(pp.Matched, ", ")}
+			pt = poseTarget{parsed: &pp, desc: "pose from the prompt: " + strings.Join(pp.Matched, ", "), fromPrompt: true}
 		}
 	}
 	var faceRec pipelines.SavedModel
@@ -508,6 +547,10 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 		notes = append(notes, "the preset library has fewer matching models than samples: this sample is a mirrored variation")
 	}
 	changed := false
+	if pt, dropped := s.pose.forPreset(s.preset); len(dropped) > 0 {
+		notes = append(notes, fmt.Sprintf("the preset already shows %s as the prompt describes: not re-posed for it", strings.Join(dropped, ", ")))
+		s.pose = pt
+	}
 	needScene := s.reshape || s.pose.skel != nil || s.pose.parsed != nil
 	if needScene {
 		sc, err := scene.Layers(ctx, pl.p, img, scene.Options{})

@@ -523,3 +523,26 @@ func abs(v float64) float64 {
 	}
 	return v
 }
+
+// TestPromptPoseAlreadyShown: a pose read from the prompt that the chosen
+// preset already shows does not re-pose it (the studio look applies
+// instead); one it does not show does.
+func TestPromptPoseAlreadyShown(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	pl := New(p, library(t))
+	st := newStudio()
+	ctx := context.Background()
+	for _, tc := range []struct{ prompt, want, not string }{
+		{"a man seated outdoors, industrial", "style:studio", "lbs-mesh-warp"},
+		{"a man seated outdoors, industrial, left hand on hip", "lbs-mesh-warp(pose from the prompt: hand on hip (left))", "style:studio"},
+	} {
+		res, err := pl.Run(ctx, request(t, st, map[string]any{"type": "generate", "prompt": tc.prompt, "quality": "1k", "aspectRatio": "3:4"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := res.Outputs[0].Method
+		if !strings.Contains(m, tc.want) || strings.Contains(m, tc.not) {
+			t.Fatalf("%q: method %q, want %q and not %q", tc.prompt, m, tc.want, tc.not)
+		}
+	}
+}
