@@ -83,6 +83,14 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if in.Quality == "" {
 		in.Quality = "1k"
 	}
+	if _, err := models.TierPixels(in.Quality); err != nil {
+		return nil, pipelines.Failf("pose-control: %v", err)
+	}
+	if in.Ratio != "" {
+		if _, _, err := models.ParseRatio(in.Ratio); err != nil {
+			return nil, pipelines.Failf("pose-control: %v", err)
+		}
+	}
 	// Read every custom text first: a bad text fails the job before any
 	// image work.
 	parsed := make([]ParsedPose, len(in.Poses))
