@@ -69,4 +69,3 @@ func grayFromMat(m gocv.Mat) *image.Gray {
 	copy(out.Pix, m.ToBytes())
 	return out
 }
-
