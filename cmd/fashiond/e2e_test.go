@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"image"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "image/jpeg"
+	_ "image/png"
+
+	"fashiond/pipelines/pipelinetest"
+)
+
+// The end-to-end test runs the real binary as a user would: `fashiond serve`
+// with its private redis-server, real models and the test photos, through
+// the HTTP API; then a restart to show that keys, credits and jobs persist.
+
+const testKey = "e2e-key-0001"
+
+type server struct {
+	t    *testing.T
+	bin  string
+	env  []string
+	base string
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	done chan struct{}
+}
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fashiond")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func (s *server) start() {
+	s.t.Helper()
+	s.log = &bytes.Buffer{}
+	s.cmd = exec.Command(s.bin, "serve")
+	s.cmd.Env = s.env
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.done = make(chan struct{})
+	go func(c *exec.Cmd, done chan struct{}) { c.Wait(); close(done) }(s.cmd, s.done)
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			s.cmd = nil
+			s.t.Fatalf("serve exited at start:\n%s", s.log)
+		default:
+		}
+		resp, err := http.Get(s.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 && s.served() {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s.stop()
+	s.t.Fatalf("serve did not become ready:\n%s", s.log)
+}
+
+// served reports whether the worker advertises tryon yet.
+func (s *server) served() bool {
+	var m struct {
+		Models []struct {
+			Name   string `json:"name"`
+			Served bool   `json:"served"`
+		} `json:"models"`
+	}
+	code, _ := s.do("GET", "/v1/models", testKey, nil, &m)
+	for _, x := range m.Models {
+		if x.Name == "tryon" && x.Served {
+			return code == 200
+		}
+	}
+	return false
+}
+
+func (s *server) stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(60 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.done
+		s.t.Errorf("serve did not stop within 60s after SIGTERM:\n%s", s.log)
+	}
+	s.cmd = nil
+}
+
+func (s *server) do(method, path, key string, body any, v any) (int, http.Header) {
+	s.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, s.base+path, r)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			s.t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, b, err)
+		}
+	}
+	return resp.StatusCode, resp.Header
+}
+
+type jobBody struct {
+	ID        string   `json:"id"`
+	Status    string   `json:"status"`
+	CreatedAt string   `json:"created_at"`
+	Error     *string  `json:"error"`
+	Output    []string `json:"output"`
+}
+
+func (s *server) wait(id string) jobBody {
+	s.t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		var j jobBody
+		if code, _ := s.do("GET", "/v1/status/"+id, testKey, nil, &j); code != 200 {
+			s.t.Fatalf("status %s: HTTP %d", id, code)
+		}
+		if j.Status != "starting" {
+			return j
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	s.t.Fatalf("job %s did not finish:\n%s", id, s.log)
+	return jobBody{}
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test of the binary")
+	}
+	root := pipelinetest.Root()
+	ort := os.Getenv("FASHIOND_ORT_LIB")
+	if ort == "" {
+		ort = filepath.Join(root, ".deps/onnxruntime/1.30.0/libonnxruntime.so.1")
+	}
+	data := t.TempDir()
+	if err := os.Symlink(filepath.Join(root, "data", "presets"), filepath.Join(data, "presets")); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	s := &server{t: t, bin: buildBinary(t), base: "http://" + addr}
+	s.env = append(os.Environ(),
+		"FASHIOND_DATA_DIR="+data, "FASHIOND_ADDR="+addr, "FASHIOND_API_KEYS=e2e-key-0001:10",
+		"FASHIOND_MODELS_DIR="+filepath.Join(root, "data", "models"), "FASHIOND_ORT_LIB="+ort,
+		"FASHIOND_LOG_LEVEL=warn", "FASHIOND_REDIS_URL=")
+	s.start()
+	defer s.stop()
+
+	// Bad input: a clear 400 naming the field, no charge.
+	var e struct{ Error, Code, Field string }
+	code, _ := s.do("POST", "/v1/run", testKey, map[string]any{"model_name": "tryon", "inputs": map[string]any{"personImage": "x", "garmentImage": "y", "sampleCount": 9}}, &e)
+	if code != 400 || e.Field == "" || e.Code == "" {
+		t.Fatalf("bad input: HTTP %d %+v", code, e)
+	}
+	if code, _ := s.do("GET", "/v1/credits", "", nil, nil); code != 401 {
+		t.Fatalf("no key: HTTP %d, want 401", code)
+	}
+
+	person := pipelinetest.DataURI(t, "images/fashn_model.webp")
+	garment := pipelinetest.DataURI(t, "garments/flatlay_tee_red.png")
+	var j jobBody
+	code, hdr := s.do("POST", "/v1/run", testKey, map[string]any{"model_name": "tryon", "inputs": map[string]any{"personImage": person, "garmentImage": garment}}, &j)
+	if code != 200 || j.Status != "starting" || j.Error != nil || j.Output != nil || hdr.Get("X-Credits-Used") != "1" {
+		t.Fatalf("submit: HTTP %d %+v credits %q", code, j, hdr.Get("X-Credits-Used"))
+	}
+	if _, err := time.Parse(time.RFC3339, j.CreatedAt); err != nil || !strings.HasSuffix(j.CreatedAt, "Z") {
+		t.Fatalf("created_at %q is not ISO 8601 UTC", j.CreatedAt)
+	}
+	done := s.wait(j.ID)
+	if done.Status != "succeeded" || len(done.Output) != 1 {
+		t.Fatalf("tryon finished as %+v:\n%s", done, s.log)
+	}
+	resp, err := http.Get(done.Output[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, format, err := image.Decode(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.Header.Get("Content-Type") != "image/"+format {
+		t.Fatalf("output %s: %v (content type %q, format %q)", done.Output[0], err, resp.Header.Get("Content-Type"), format)
+	}
+	if b := img.Bounds(); b.Dx() != 832 || b.Dy() != 1248 {
+		t.Fatalf("tryon output is %v, want the person's 832x1248", b)
+	}
+
+	// A prompt-tryon the parser cannot use ends in error and is refunded.
+	code, _ = s.do("POST", "/v1/run", testKey, map[string]any{"model_name": "prompt-tryon", "inputs": map[string]any{"personImage": person, "prompt": "make it nice"}}, &j)
+	if code != 200 {
+		t.Fatalf("prompt-tryon submit: HTTP %d", code)
+	}
+	failed := s.wait(j.ID)
+	if failed.Status != "error" || failed.Error == nil || !strings.Contains(*failed.Error, "understood") {
+		t.Fatalf("unusable prompt finished as %+v", failed)
+	}
+	var c struct{ Credits int64 }
+	s.do("GET", "/v1/credits", testKey, nil, &c)
+	if c.Credits != 9 {
+		t.Fatalf("credits after one success and one refunded error = %d, want 9", c.Credits)
+	}
+
+	// Operator command against the running server's private Redis.
+	kc := exec.Command(s.bin, "keys", "create", "-credits", "5", "-label", "e2e")
+	kc.Env = s.env
+	out, err := kc.CombinedOutput()
+	if err != nil {
+		t.Fatalf("keys create: %v\n%s", err, out)
+	}
+	cmd := exec.Command(s.bin, "keys", "list")
+	cmd.Env = s.env
+	out, err = cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "e2e") {
+		t.Fatalf("keys list: %v\n%s", err, out)
+	}
+
+	// Restart: keys, credits and finished jobs survive (AOF).
+	s.stop()
+	s.start()
+	s.do("GET", "/v1/credits", testKey, nil, &c)
+	if c.Credits != 9 {
+		t.Fatalf("credits after restart = %d, want 9 (persisted, not re-granted)", c.Credits)
+	}
+	var again jobBody
+	if code, _ := s.do("GET", "/v1/status/"+done.ID, testKey, nil, &again); code != 200 || again.Status != "succeeded" {
+		t.Fatalf("job after restart: HTTP %d %+v", code, again)
+	}
+}
