@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -212,30 +213,19 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	opt.Iters = max(1, opt.Iters)
 	opt.Concurrency = max(1, opt.Concurrency)
 	rep := &Report{Device: opt.Device, CPUs: runtime.NumCPU(), Iters: opt.Iters, Warmup: opt.Warmup, Concurrency: opt.Concurrency, Images: opt.ImageNames}
-	runtime.GC()
+	debug.FreeOSMemory()
 	rep.RSSBaselineMB = mb(RSSBytes())
+	// Worker memory with every model loaded (in the last mode's
+	// configuration), measured first in a clean process.
+	if err := allModelsRSS(ctx, opt, rep); err != nil {
+		return nil, err
+	}
 	in := prepareInputs(opt.Images)
 	results := map[string][]Result{}
-	for mi, batching := range opt.Modes {
+	for _, batching := range opt.Modes {
 		s, err := opt.OpenSuite(ctx, batching)
 		if err != nil {
 			return nil, err
-		}
-		if mi == len(opt.Modes)-1 {
-			// Worker memory with every model loaded, before the stages add
-			// their buffers.
-			if err := s.Preload(ctx); err != nil {
-				s.Close()
-				return nil, err
-			}
-			runtime.GC()
-			rep.RSSAllModelsMB = mb(RSSBytes())
-			for _, r := range s.Runners() {
-				rep.LoadedModels = append(rep.LoadedModels, r.Model+"/"+r.Mode+"/"+r.Device)
-				if rep.Device == "" || rep.Device == "auto" {
-					rep.Device = r.Device
-				}
-			}
 		}
 		sctx := context.WithValue(ctx, suiteKey{}, s)
 		for _, st := range opt.Stages {
@@ -291,6 +281,26 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		rep.Stages = append(rep.Stages, sr)
 	}
 	return rep, nil
+}
+
+func allModelsRSS(ctx context.Context, opt Options, rep *Report) error {
+	s, err := opt.OpenSuite(ctx, opt.Modes[len(opt.Modes)-1])
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.Preload(ctx); err != nil {
+		return err
+	}
+	debug.FreeOSMemory()
+	rep.RSSAllModelsMB = mb(RSSBytes())
+	for _, r := range s.Runners() {
+		rep.LoadedModels = append(rep.LoadedModels, r.Model+"/"+r.Mode+"/"+r.Device)
+		if rep.Device == "" || rep.Device == "auto" {
+			rep.Device = r.Device
+		}
+	}
+	return nil
 }
 
 // batchable: the stage's models have batch graphs (YuNet, UltraFace and
