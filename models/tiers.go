@@ -60,16 +60,15 @@ func (s *Suite) upscalePlan(ctx context.Context, policy string, cw, ch, tw, th i
 	if s.srDevice(ctx) == "cuda" {
 		return SRQuality, nil
 	}
-	// auto on CPU. Measured with `fashiond bench` on this project's 2-core
-	// build machine (ORT 1.30, 2 intra-op threads, load average 10-15 from
-	// other work, so absolute numbers are pessimistic):
-	//   1k->4k (1000x1000 -> 4000x4000)  Lanczos          1.6-2.2 s
-	//                                   SR-fast (81 tiles) 121 s batched, 189 s not
-	//                                   SR-quality         ~81 x 24-37 s per tile: 30+ min
-	// MODELS.md's unloaded figures (0.37 s per 128-px SR-fast tile, 4.6 s
-	// SR-quality) give ~30 s and ~6 min. So auto uses Lanczos on the CPU,
-	// except for small sources that need at least 2x: at most
-	// autoSRMaxTiles SR-fast tiles (~6 s unloaded), e.g. 256x256 -> 1k.
+	// auto on CPU. Measured with `fashiond bench` (1000x1000 -> 4000x4000,
+	// 2-core build machine, ORT 1.30, 2 intra-op threads, machine idle):
+	//   Lanczos                      0.20 s
+	//   SR-fast (81 tiles of 128 px) 18 s   (0.25 s per tile)
+	//   SR-quality                   253 s  (3.0 s per tile; 2.3 GB peak RSS)
+	// (under load average 10-15 from other work: 1.6 s, 121 s and 960 s).
+	// So auto uses Lanczos on the CPU, except for small sources that need
+	// at least 2x: at most autoSRMaxTiles SR-fast tiles (~4 s), e.g.
+	// 256x256 -> 1k.
 	factor := math.Max(float64(tw)/float64(cw), float64(th)/float64(ch))
 	if factor >= 2 && srTiles(cw, ch, srTile) <= autoSRMaxTiles {
 		return SRFast, nil
