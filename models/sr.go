@@ -182,9 +182,9 @@ func packTile(dst []float32, img *image.NRGBA, x0, y0, t int) {
 	}
 }
 
-// runSRTiles runs equal-size tiles: stacked srBatch per call when the graph
-// takes batches, and concurrently (so a batcher can merge them with other
-// requests) when batching is on.
+// runSRTiles runs equal-size tiles: behind a batcher every tile is its own
+// request, all submitted at once (the batcher stacks up to max_batch of
+// them, with other requests' tiles too); otherwise one tile per call.
 func (s *Suite) runSRTiles(ctx context.Context, mod *loaded, jobs []*srTileJob, t int) error {
 	in := int64(t)
 	outN := 3 * t * srScale * t * srScale
@@ -198,37 +198,32 @@ func (s *Suite) runSRTiles(ctx context.Context, mod *loaded, jobs []*srTileJob, 
 			return err
 		}
 		if len(out) != 1 || len(out[0].Data) != len(g)*outN {
-			return fmt.Errorf("super-resolution: %s returned %d values for %d tiles, want %d", mod.name, len(out[0].Data), len(g), len(g)*outN)
+			got := 0
+			if len(out) > 0 {
+				got = len(out[0].Data)
+			}
+			return fmt.Errorf("super-resolution: %s returned %d outputs, %d values for %d tiles, want 1 output of %d", mod.name, len(out), got, len(g), len(g)*outN)
 		}
 		for i, j := range g {
 			j.out = out[0].Data[i*outN : (i+1)*outN]
 		}
 		return nil
 	}
-	bs := 1
 	if !mod.batched {
-		bs = mod.maxBatch
-	}
-	var groups [][]*srTileJob
-	for i := 0; i < len(jobs); i += bs {
-		groups = append(groups, jobs[i:min(i+bs, len(jobs))])
-	}
-	if !mod.batched {
-		for _, g := range groups {
-			if err := runGroup(g); err != nil {
+		for _, j := range jobs {
+			if err := runGroup([]*srTileJob{j}); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	// Behind a batcher: submit every tile at once; the batcher forms batches.
 	var wg sync.WaitGroup
-	errs := make([]error, len(groups))
-	for i, g := range groups {
+	errs := make([]error, len(jobs))
+	for i, j := range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = runGroup(g)
+			errs[i] = runGroup([]*srTileJob{j})
 		}()
 	}
 	wg.Wait()

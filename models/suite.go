@@ -60,8 +60,6 @@ type loaded struct {
 	// batched: the runner is a dynamic batcher that merges concurrent calls
 	// (of any first dimension up to the manifest's max_batch).
 	batched bool
-	// maxBatch is the largest first dimension one call may carry.
-	maxBatch int
 }
 
 func (l *loaded) Run(ctx context.Context, in []inference.Tensor) ([]inference.Tensor, error) {
@@ -199,11 +197,7 @@ func (s *Suite) load(ctx context.Context, name string) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loaded{name: name, runner: r, device: r.Device(), maxBatch: 1}
-	if r.Mode() == "batched" {
-		l.batched = true
-		l.maxBatch = max(1, man.MaxBatch)
-	}
+	l := &loaded{name: name, runner: r, device: r.Device(), batched: r.Mode() == "batched"}
 	s.log.Debug("model loaded", "model", name, "runner", r.String())
 	return l, nil
 }
