@@ -37,7 +37,7 @@ type Config struct {
 	CUDAMemLimit   int64  // FASHIOND_CUDA_MEM_LIMIT: bytes, 0 = unlimited
 	CUDNNConvAlgo  string // FASHIOND_CUDNN_CONV_ALGO: EXHAUSTIVE, HEURISTIC, DEFAULT
 	UpscalePolicy  string // FASHIOND_UPSCALE_POLICY: auto, sr-fast, sr-quality, lanczos
-	Batching       bool   // FASHIOND_BATCHING: dynamic batching of model calls
+	Batching       string // FASHIOND_BATCHING: dynamic batching of model calls: auto (on with CUDA, off on CPU), on, off
 
 	LogLevel  string // FASHIOND_LOG_LEVEL: debug, info, warn, error
 	LogFormat string // FASHIOND_LOG_FORMAT: text or json
@@ -54,7 +54,7 @@ func Defaults() Config {
 		ORTLib:        ".deps/onnxruntime/1.30.0/libonnxruntime.so.1",
 		Device:        "auto",
 		UpscalePolicy: "auto",
-		Batching:      true,
+		Batching:      "auto",
 		CUDNNConvAlgo: "HEURISTIC",
 		LogLevel:      "info",
 		LogFormat:     "text",
@@ -86,7 +86,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&c.CUDAMemLimit, "cuda-mem-limit", int64(envInt("FASHIOND_CUDA_MEM_LIMIT", 0)), "CUDA arena limit in bytes, 0 = none (FASHIOND_CUDA_MEM_LIMIT)")
 	fs.StringVar(&c.CUDNNConvAlgo, "cudnn-conv-algo", envStr("FASHIOND_CUDNN_CONV_ALGO", d.CUDNNConvAlgo), "cuDNN conv algorithm search: EXHAUSTIVE, HEURISTIC, DEFAULT (FASHIOND_CUDNN_CONV_ALGO)")
 	fs.StringVar(&c.UpscalePolicy, "upscale-policy", envStr("FASHIOND_UPSCALE_POLICY", d.UpscalePolicy), "tier upscaling: auto, sr-fast, sr-quality, lanczos (FASHIOND_UPSCALE_POLICY)")
-	fs.BoolVar(&c.Batching, "batching", envBool("FASHIOND_BATCHING", d.Batching), "dynamic batching of model calls (FASHIOND_BATCHING)")
+	fs.StringVar(&c.Batching, "batching", envStr("FASHIOND_BATCHING", d.Batching), "dynamic batching of model calls: auto (on with CUDA, off on CPU), on, off (FASHIOND_BATCHING)")
 	fs.StringVar(&c.LogLevel, "log-level", envStr("FASHIOND_LOG_LEVEL", d.LogLevel), "debug, info, warn or error (FASHIOND_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", envStr("FASHIOND_LOG_FORMAT", d.LogFormat), "text or json (FASHIOND_LOG_FORMAT)")
 }
@@ -120,6 +120,15 @@ func (c *Config) Finish() error {
 	default:
 		return fmt.Errorf("config: FASHIOND_UPSCALE_POLICY must be auto, sr-fast, sr-quality or lanczos, not %q", c.UpscalePolicy)
 	}
+	switch c.Batching {
+	case "auto", "on", "off":
+	case "true", "1":
+		c.Batching = "on"
+	case "false", "0":
+		c.Batching = "off"
+	default:
+		return fmt.Errorf("config: FASHIOND_BATCHING must be auto, on or off, not %q", c.Batching)
+	}
 	if c.Concurrency < 1 {
 		return fmt.Errorf("config: FASHIOND_CONCURRENCY must be at least 1")
 	}
@@ -144,17 +153,6 @@ func envInt(k string, d int) int {
 			return n
 		}
 		envErrs = append(envErrs, fmt.Sprintf("%s=%q is not an integer", k, v))
-	}
-	return d
-}
-
-func envBool(k string, d bool) bool {
-	if v, ok := os.LookupEnv(k); ok {
-		b, err := strconv.ParseBool(v)
-		if err == nil {
-			return b
-		}
-		envErrs = append(envErrs, fmt.Sprintf("%s=%q is not a boolean", k, v))
 	}
 	return d
 }

@@ -66,3 +66,15 @@ func TestConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestBatchingValues(t *testing.T) {
+	for in, want := range map[string]string{"auto": "auto", "on": "on", "true": "on", "off": "off", "0": "off"} {
+		c, err := parse(t, map[string]string{"FASHIOND_BATCHING": in})
+		if err != nil || c.Batching != want {
+			t.Fatalf("FASHIOND_BATCHING=%s: %q, %v; want %q", in, c.Batching, err, want)
+		}
+	}
+	if _, err := parse(t, map[string]string{"FASHIOND_BATCHING": "sometimes"}); err == nil {
+		t.Fatal("FASHIOND_BATCHING=sometimes accepted")
+	}
+}
