@@ -78,6 +78,7 @@ func cmdBench(args []string) error {
 	if err := cfg.Finish(); err != nil {
 		return err
 	}
+	benchEnv.testdata, benchEnv.presets = *testdata, filepath.Join(cfg.DataDir, "presets")
 	var modes []bool
 	switch *batching {
 	case "off":

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"fashiond/bench"
+	"fashiond/fetch"
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/angles"
+	"fashiond/pipelines/modelcreate"
+	"fashiond/pipelines/posecontrol"
+	"fashiond/pipelines/presets"
+	"fashiond/pipelines/producttomodel"
+	"fashiond/pipelines/prompttryon"
+	"fashiond/pipelines/tryon"
+	"fashiond/pipelines/video"
+)
+
+// Whole-pipeline stages for `fashiond bench`: each iteration runs one job of
+// a model, with the test photos as data URIs, on the bench's model suite.
+// Names are pipeline/<model>@<variant>, e.g. pipeline/tryon@standard,
+// pipeline/prompt-tryon@2k, pipeline/image-to-video@8s.
+
+// benchEnv is filled after flag parsing (test data and preset directories).
+var benchEnv struct {
+	mu       sync.Mutex
+	testdata string
+	presets  string
+	lib      *presets.Library
+	uris     map[string]string
+}
+
+func benchURI(rel string) (string, error) {
+	benchEnv.mu.Lock()
+	defer benchEnv.mu.Unlock()
+	if u, ok := benchEnv.uris[rel]; ok {
+		return u, nil
+	}
+	b, err := os.ReadFile(filepath.Join(benchEnv.testdata, rel))
+	if err != nil {
+		return "", err
+	}
+	mt := "image/png"
+	switch strings.ToLower(filepath.Ext(rel)) {
+	case ".webp":
+		mt = "image/webp"
+	case ".jpg", ".jpeg":
+		mt = "image/jpeg"
+	}
+	if benchEnv.uris == nil {
+		benchEnv.uris = map[string]string{}
+	}
+	u := "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b)
+	benchEnv.uris[rel] = u
+	return u, nil
+}
+
+func benchLibrary() (*presets.Library, error) {
+	benchEnv.mu.Lock()
+	defer benchEnv.mu.Unlock()
+	if benchEnv.lib != nil {
+		return benchEnv.lib, nil
+	}
+	lib, err := presets.Open(benchEnv.presets)
+	if err != nil {
+		return nil, fmt.Errorf("preset library %s: %w (run make setup)", benchEnv.presets, err)
+	}
+	benchEnv.lib = lib
+	return lib, nil
+}
+
+// memStudio is the bench's in-memory studio (model-create saves results).
+type memStudio struct {
+	mu sync.Mutex
+	m  map[string]pipelines.SavedModel
+	im map[string]image.Image
+}
+
+func (s *memStudio) Save(ctx context.Context, owner string, m pipelines.SavedModel, img image.Image) (pipelines.SavedModel, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m.ID == "" {
+		m.ID = uuid.NewString()
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = time.Now().UTC()
+	}
+	if s.m == nil {
+		s.m, s.im = map[string]pipelines.SavedModel{}, map[string]image.Image{}
+	}
+	s.m[m.ID], s.im[m.ID] = m, img
+	return m, nil
+}
+
+func (s *memStudio) Get(ctx context.Context, owner, id string) (pipelines.SavedModel, image.Image, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.m[id]
+	if !ok {
+		return m, nil, pipelines.ErrNotFound
+	}
+	return m, s.im[id], nil
+}
+
+type pipelineStage struct {
+	name   string
+	model  string
+	inputs func() (map[string]any, error)
+}
+
+func benchPipelineStages() []pipelineStage {
+	person := "images/fashn_model.webp"
+	uri := func(rel string) string { u, _ := benchURI(rel); return u }
+	var st []pipelineStage
+	for _, acc := range []string{"standard", "high", "hyper"} {
+		st = append(st, pipelineStage{"pipeline/tryon@" + acc, "tryon", func() (map[string]any, error) {
+			return map[string]any{"personImage": uri(person), "garmentImage": uri("garments/flatlay_tee_red.png"), "accuracy": acc, "sampleCount": 1}, nil
+		}})
+	}
+	for _, q := range []string{"1k", "2k", "4k"} {
+		st = append(st,
+			pipelineStage{"pipeline/prompt-tryon@" + q, "prompt-tryon", func() (map[string]any, error) {
+				return map[string]any{"personImage": uri(person), "prompt": "navy and white striped t-shirt", "quality": q, "sampleCount": 1, "ratio": "", "modelImageUrl": "", "styleId": "editorial"}, nil
+			}},
+			pipelineStage{"pipeline/product-to-model@" + q, "product-to-model", func() (map[string]any, error) {
+				return map[string]any{"productImage": uri("garments/flatlay_tee_red.png"), "customPrompt": "a man, full body", "modelImageUrl": "", "styleId": "", "quality": q, "sampleCount": 1, "ratio": "3:4"}, nil
+			}},
+			pipelineStage{"pipeline/model-create@" + q, "model-create", func() (map[string]any, error) {
+				return map[string]any{"type": "generate", "name": "bench", "prompt": "a man in a studio", "gender": "male", "clothing": "navy sweater", "quality": q, "aspectRatio": "3:4", "sampleCount": 1}, nil
+			}},
+			pipelineStage{"pipeline/pose-control@" + q, "pose-control", func() (map[string]any, error) {
+				return map[string]any{"modelImage": uri(person), "poses": []any{map[string]any{"type": "custom", "text": "arms raised"}}, "quality": q, "ratio": ""}, nil
+			}},
+			pipelineStage{"pipeline/angle-generation@" + q, "angle-generation", func() (map[string]any, error) {
+				return map[string]any{"imageUrl": uri(person), "angleIds": []any{"left45"}, "quality": q, "ratio": "", "return_base64": false}, nil
+			}},
+		)
+	}
+	for _, d := range []int{4, 6, 8} {
+		st = append(st, pipelineStage{fmt.Sprintf("pipeline/image-to-video@%ds", d), "image-to-video", func() (map[string]any, error) {
+			return map[string]any{"imageUrl": uri(person), "prompt": "", "duration": d, "aspectRatio": "9:16", "generateAudio": true}, nil
+		}})
+	}
+	return st
+}
+
+func newBenchPipeline(model string, p models.Perception) (pipelines.Pipeline, error) {
+	switch model {
+	case "tryon":
+		return tryon.New(p), nil
+	case "pose-control":
+		return posecontrol.New(p), nil
+	case "angle-generation":
+		return angles.New(p), nil
+	case "image-to-video":
+		return video.New(p, video.Options{}), nil
+	}
+	lib, err := benchLibrary()
+	if err != nil {
+		return nil, err
+	}
+	switch model {
+	case "prompt-tryon":
+		return prompttryon.New(p, lib), nil
+	case "product-to-model":
+		return producttomodel.New(p, lib), nil
+	case "model-create":
+		return modelcreate.New(p, lib), nil
+	}
+	return nil, fmt.Errorf("bench: no pipeline %q", model)
+}
+
+func init() {
+	loader := fetch.NewLoader(fetch.DefaultPolicy())
+	studio := &memStudio{}
+	for _, s := range benchPipelineStages() {
+		bench.RegisterStage(s.name, func(ctx context.Context) error {
+			suite := bench.SuiteFrom(ctx)
+			if suite == nil {
+				return errors.New("bench: no model suite")
+			}
+			p, err := newBenchPipeline(s.model, suite)
+			if err != nil {
+				return err
+			}
+			in, err := s.inputs()
+			if err != nil {
+				return err
+			}
+			raw, err := json.Marshal(in)
+			if err != nil {
+				return err
+			}
+			res, err := p.Run(ctx, &pipelines.Request{
+				JobID: uuid.NewString(), Model: s.model, Owner: "bench", Inputs: raw,
+				Images: loader, Progress: func(string, float64, string) {}, Studio: studio,
+			})
+			if err != nil {
+				return err
+			}
+			if len(res.Outputs) == 0 {
+				return fmt.Errorf("%s returned no output", s.model)
+			}
+			return nil
+		})
+	}
+}
