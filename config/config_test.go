@@ -2,6 +2,7 @@ package config
 
 import (
 	"flag"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,14 @@ import (
 func parse(t *testing.T, env map[string]string, args ...string) (Config, error) {
 	t.Helper()
 	envErrs = nil
+	// The environment of `make test` sets FASHIOND_* (models dir, ORT
+	// library): start every case from a clean one.
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "FASHIOND_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
