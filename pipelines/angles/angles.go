@@ -3,10 +3,12 @@
 // each requested angle is re-rendered classically. front is the source view
 // cleaned and re-framed; left45/right45 are depth-image-based renderings of
 // the person (an elliptic body cross-section plus the depth model's layout,
-// z-buffered forward warp, stretched disocclusion fill) over a depth-shifted
-// background plate; leftSide/rightSide resample the near half of the person
-// onto a profile-width silhouette; back mirrors the front texture with the face replaced by hair and
-// front prints removed. Each output records its method and, plainly, what
+// z-buffered forward warp, disocclusions filled from the farther side) over
+// a background plate shifted by smoothed depth; leftSide/rightSide
+// foreshorten the whole person with one monotone horizontal map (near half
+// to body depth, far half folded in front of the axis); back mirrors the
+// front texture with the face replaced by a shaded hair mass and front
+// prints removed. Each output records its method and, plainly, what
 // the approximation cannot know.
 package angles
 
@@ -203,10 +205,10 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 		}
 		person, alpha = r.body.view(deg * math.Pi / 180)
 		bg = shiftBackground(s.Background, s.BackgroundDepth, r.body.pivot, deg*math.Pi/180)
-		v.Method = "dibr-depth-parallax: person as elliptic cross-sections plus the depth model's layout, z-buffered forward warp by 45 degrees with stretched disocclusion fill; background plate shifted by its depth"
+		v.Method = "dibr-depth-parallax: person as elliptic cross-sections plus the depth model's layout, z-buffered forward warp by 45 degrees, disocclusions filled from the farther neighbour (mirrored texture); background plate shifted by its smoothed, clamped depth"
 		v.Notes = []string{
-			"a classical approximation of a 45-degree turn: surfaces hidden in the source (the far side of the face and body) are filled by stretching visible edge texture, not generated",
-			"the background behind the person is an inpainted plate, shifted by estimated depth",
+			"a classical approximation of a 45-degree turn: surfaces hidden in the source (the far side of the face and body) are filled by stretching or mirroring visible texture, not generated",
+			"the background behind the person is an inpainted plate, shifted by smoothed estimated depth (parallax clamped); where the person used to stand it is a smooth fill",
 		}
 	case LeftSide, RightSide:
 		deg = 90
@@ -215,10 +217,11 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 		}
 		person, alpha = r.body.view(deg * math.Pi / 180)
 		bg = shiftBackground(s.Background, s.BackgroundDepth, r.body.pivot, deg*math.Pi/180)
-		v.Method = "profile-warp: per row, the near half of the person (silhouette edge to body axis, smoothed across rows) resampled onto a profile-width silhouette facing the turn; background plate shifted by its depth"
+		v.Method = "profile-foreshortening: one monotone horizontal map for all rows (near half foreshortened to the body's depth-to-width ratio, far half folded in front of the body axis), keeping the whole body and its vertical structure; background plate shifted by its smoothed, clamped depth"
 		v.Notes = []string{
-			"the side view is synthesised from the front texture: the real profile (face in profile, garment side seams, the back half of the body) is unknown; the near half of the front view is compressed into a profile-width silhouette, so the face shows as a compressed half-face",
-			"the background is the inpainted plate shifted by depth; what lies to the side of the original camera is unknown",
+			"the side view is synthesised from the front texture: the real profile (nose and chin silhouette, garment side seams, the back half of the body) is unknown; the front view is foreshortened so the near cheek and ear dominate and the face reads as strongly turned, not as a true profile",
+			"limbs keep their place in the frame: a leg stretched toward the camera is not re-posed to point sideways",
+			"the background is the inpainted plate shifted by smoothed depth; what lies to the side of the original camera is unknown, and where the person used to stand it is a smooth fill",
 		}
 	case Back:
 		var did []string

@@ -142,6 +142,7 @@ func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 		zbuf := make([]float32, w)
 		col := make([]float32, w*4)
 		filled := make([]bool, w)
+		warped := make([]bool, w)
 		for y := y0; y < y1; y++ {
 			for i := range zbuf {
 				zbuf[i] = -1e9
@@ -201,6 +202,7 @@ func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 					col[X*4], col[X*4+1], col[X*4+2], col[X*4+3] = float32(irow[x*4]), float32(irow[x*4+1]), float32(irow[x*4+2]), 255
 				}
 			}
+			copy(warped, filled)
 			// The turned silhouette of each run: an ellipse's projection.
 			for _, rn := range b.runs[y] {
 				R := float32(rn.x1-rn.x0) / 2
@@ -214,36 +216,47 @@ func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 					lo, hi = min(lo, xp), max(hi, xp)
 				}
 				cx := (lo + hi) / 2
-				x0, x1 := int(math.Ceil(float64(lo))), int(math.Floor(float64(hi)))
-				for X := max(x0, 0); X <= min(x1, w-1); X++ {
+				x0, x1 := max(int(math.Ceil(float64(lo))), 0), min(int(math.Floor(float64(hi))), w-1)
+				// Holes (disocclusions) are filled span by span from the
+				// farther neighbour, mirrored across the span's edge: the
+				// surface uncovered behind a limb continues the body behind
+				// it, not the limb (copying the nearer side ghosts limbs).
+				for X := x0; X <= x1; X++ {
 					if filled[X] {
 						continue
 					}
-					// small turns: the nearest filled pixel (stretch); wide
-					// turns: mirror about the centre first
-					M := int(math.Round(float64(2*cx))) - X
-					src := -1
-					if wide && M >= 0 && M < w && filled[M] {
-						src = M
-					} else {
-						for d := 1; d < int(hi-lo)+2; d++ {
-							if X-d >= 0 && filled[X-d] {
-								src = X - d
-								break
+					a := X
+					for X <= x1 && !filled[X] {
+						X++
+					}
+					bEnd := X - 1
+					L, R := a-1, bEnd+1
+					hasL, hasR := L >= 0 && warped[L], R < w && warped[R]
+					for Y := a; Y <= bEnd; Y++ {
+						src := -1
+						M := int(math.Round(float64(2*cx))) - Y
+						switch {
+						case wide && M >= 0 && M < w && warped[M]:
+							src = M
+						case hasL && (!hasR || zbuf[L] <= zbuf[R]):
+							src = L
+							if m := 2*L - Y; m >= 0 && warped[m] {
+								src = m
 							}
-							if X+d < w && filled[X+d] {
-								src = X + d
-								break
+						case hasR:
+							src = R
+							if m := 2*R - Y; m < w && warped[m] {
+								src = m
 							}
 						}
+						if src < 0 {
+							continue
+						}
+						copy(col[Y*4:Y*4+4], col[src*4:src*4+4])
+						col[Y*4+3] = 255
+						filled[Y] = true
+						zbuf[Y] = -1e8
 					}
-					if src < 0 {
-						continue
-					}
-					copy(col[X*4:X*4+4], col[src*4:src*4+4])
-					col[X*4+3] = 255
-					filled[X] = true
-					zbuf[X] = -1e8
 				}
 			}
 			orow := out.Pix[y*out.Stride:]
@@ -268,7 +281,9 @@ func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 // shiftBackground renders the background plate as seen after the camera
 // turned by theta around the person: pixels move by their depth relative to
 // the person (behind the person they move the other way), sampled from the
-// plate extended by reflection.
+// plate extended by reflection. The depth is smoothed strongly and the
+// shift clamped, so the plate moves as a few coherent planes: sharp depth
+// steps (often wrong at the filled hole) would tear and smear it.
 func shiftBackground(plate *image.RGBA, depth *models.Depth, pivot float32, theta float64) *image.RGBA {
 	w, h := plate.Rect.Dx(), plate.Rect.Dy()
 	m := w / 2
@@ -276,17 +291,26 @@ func shiftBackground(plate *image.RGBA, depth *models.Depth, pivot float32, thet
 	ew := w + 2*m
 	out := image.NewRGBA(plate.Rect)
 	st := float32(math.Sin(theta))
-	k := float32(0.5 * float64(w))
+	k := float32(0.3 * float64(w))
+	smax := float32(0.08 * float64(w))
+	var shift []float32
+	if depth != nil && depth.W == w && depth.H == h {
+		shift = make([]float32, w*h)
+		copy(shift, depth.Data)
+		blurPlane(shift, w, h, max(4, int(0.03*float64(h))))
+		for i, d := range shift {
+			shift[i] = -st * clampf((d-pivot)*k, -smax, smax)
+		}
+	}
+	uniform := -st * clampf(-0.3*k, -smax, smax)
 	scene.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			for x := 0; x < w; x++ {
-				sx := float32(x)
-				for it := 0; it < 2; it++ {
-					var d float32 = pivot - 0.3
-					if depth != nil {
-						d = depth.At(int(sx), y)
-					}
-					sx = float32(x) - st*(d-pivot)*k
+				sx := float32(x) + uniform
+				if shift != nil {
+					// two fixed-point steps: the shift at the source point
+					sx = float32(x) + shift[y*w+x]
+					sx = float32(x) + scene.SampleFloat(shift, w, h, min(max(sx, 0), float32(w-1)), float32(y))
 				}
 				r, g, b, _ := scene.SampleBilinear(ext.Pix, ew, h, sx+float32(m), float32(y))
 				i := y*out.Stride + x*4
@@ -381,91 +405,85 @@ func decontaminate(img *image.RGBA, alpha *image.Gray) *image.RGBA {
 	return out
 }
 
-// sideView renders a 90-degree profile (facing right when left is true:
-// the camera moved to the viewer's left). Per row, the near half of the
-// person (from the near silhouette edge to the body axis, the edge smoothed
-// across rows so the texture stays coherent) is resampled onto a
-// profile-width interval: the centre line (nose, sternum, fly) becomes the
-// front edge and the near silhouette edge the back edge. The real profile
-// and back half are unknown; this keeps the near-side texture and gives a
-// narrower, turned silhouette.
+// sideView renders a profile (facing right when left is true: the camera
+// moved to the viewer's left). The same monotone horizontal map is applied
+// to every row, so the whole person keeps its vertical extent and vertical
+// structures (legs crossing the axis, the arms, the garment edges) stay
+// coherent instead of shearing row by row: the near half (silhouette edge to
+// the body axis) is foreshortened to the body's depth-to-width ratio and the
+// far half is folded tightly in front of the axis, with a smooth transition
+// at the axis (nose, sternum, fly), so the face reads as turned with the
+// near cheek and ear dominating. The real profile is unknown; this is a
+// foreshortened near-profile of the front texture.
 func (b *body) sideView(left bool) (*image.RGBA, *image.Gray) {
 	w, h := b.w, b.h
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	alpha := image.NewGray(out.Rect)
-	A := b.axis
-	edge := make([]float32, h)
-	has := make([]bool, h)
-	for y := 0; y < h; y++ {
-		rs := b.runs[y]
-		if len(rs) == 0 {
-			continue
-		}
-		has[y] = true
-		if left {
-			edge[y] = float32(rs[0].x0)
-		} else {
-			edge[y] = float32(rs[len(rs)-1].x1 - 1)
-		}
-		// the near half only: an edge beyond the axis means the row lies
-		// entirely on the far side; treat the row's own extent as the body
-		if left && edge[y] > A-1 {
-			edge[y] = A - 1
-		}
-		if !left && edge[y] < A+1 {
-			edge[y] = A + 1
-		}
+	A := float64(b.axis)
+	rt := float64(b.box.Dx()) / 4
+	if rt < 4 {
+		rt = 4
 	}
-	// smooth the edge over rows that have a person
-	rad := max(2, int(0.015*float64(h)))
-	sm := make([]float32, h)
-	for y := 0; y < h; y++ {
-		if !has[y] {
+	cn, cf := float64(b.ecc)*0.8, 0.22
+	tau := 0.12 * rt
+	// forward map F (source x -> output X), monotone increasing
+	fw := make([]float64, w+1)
+	slope := func(x float64) float64 {
+		t := (x - A) / tau
+		if !left {
+			t = -t
+		}
+		return cf + (cn-cf)/(1+math.Exp(t))
+	}
+	ia := int(math.Round(A))
+	ia = min(max(ia, 0), w)
+	fw[ia] = A
+	for x := ia + 1; x <= w; x++ {
+		fw[x] = fw[x-1] + slope(float64(x)-0.5)
+	}
+	for x := ia - 1; x >= 0; x-- {
+		fw[x] = fw[x+1] - slope(float64(x)+0.5)
+	}
+	// inverse map: output X -> source x (NaN where nothing maps)
+	inv := make([]float32, w)
+	k := 0
+	for X := 0; X < w; X++ {
+		inv[X] = float32(math.NaN())
+		fx := float64(X)
+		if fx < fw[0] || fx > fw[w-1] {
 			continue
 		}
-		var s, n float32
-		for k := max(0, y-rad); k <= min(h-1, y+rad); k++ {
-			if has[k] {
-				s += edge[k]
-				n++
-			}
+		for k < w-1 && fw[k+1] < fx {
+			k++
 		}
-		sm[y] = s / n
+		f := (fx - fw[k]) / max(fw[k+1]-fw[k], 1e-6)
+		inv[X] = float32(float64(k) + min(max(f, 0), 1))
 	}
 	scene.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			if !has[y] {
-				continue
-			}
-			E := sm[y]
-			Hs := float32(math.Abs(float64(A - E)))
-			P := 0.55 * Hs // a body is about half as deep as it is wide
 			irow := b.img.Pix[y*b.img.Stride:]
 			arow := b.alpha.Pix[y*b.alpha.Stride:]
 			orow := out.Pix[y*out.Stride:]
 			grow := alpha.Pix[y*alpha.Stride:]
-			for X := max(0, int(math.Ceil(float64(A-P)))); X <= min(w-1, int(math.Floor(float64(A+P)))); X++ {
-				u := (float32(X) - (A - P)) / (2 * P) // 0 at the left end
-				if !left {
-					u = 1 - u
+			for X := 0; X < w; X++ {
+				sx := inv[X]
+				if sx != sx {
+					continue
 				}
-				sx := E + u*(A-E)
-				sx = min(max(sx, 0), float32(w-1))
 				x0 := int(sx)
 				x1 := min(x0+1, w-1)
 				f := sx - float32(x0)
 				a := float32(arow[x0])*(1-f) + float32(arow[x1])*f
-				if a <= 128 {
+				if a < 1 {
 					continue
 				}
-				for k := 0; k < 3; k++ {
-					orow[X*4+k] = uint8(float32(irow[x0*4+k])*(1-f) + float32(irow[x1*4+k])*f + 0.5)
+				for c := 0; c < 3; c++ {
+					orow[X*4+c] = uint8(float32(irow[x0*4+c])*(1-f) + float32(irow[x1*4+c])*f + 0.5)
 				}
 				orow[X*4+3] = 255
-				grow[X] = 255
+				grow[X] = uint8(a + 0.5)
 			}
 		}
 	})
-	alpha = scene.Feather(alpha, 1)
 	return out, alpha
 }

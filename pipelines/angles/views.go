@@ -160,9 +160,11 @@ func backView(s *scene.Scene, parse *models.Parsing, faces []models.Face) (*imag
 	box, ok := headBox(s.Pose, faces, w, h)
 	if ok {
 		hairC := [3]float64{55, 42, 35}
+		contrast := 0.15
 		if parse != nil && parse.Hair != nil {
 			hg := scene.ResizeGray(parse.Hair, w, h)
 			var sum [3]float64
+			var sl, sl2 float64
 			n := 0.0
 			big := box.Inset(-box.Dx() / 2).Intersect(img.Rect)
 			for y := big.Min.Y; y < big.Max.Y; y++ {
@@ -172,6 +174,9 @@ func backView(s *scene.Scene, parse *models.Parsing, faces []models.Face) (*imag
 						for c := 0; c < 3; c++ {
 							sum[c] += float64(img.Pix[i+c])
 						}
+						l := 0.299*float64(img.Pix[i]) + 0.587*float64(img.Pix[i+1]) + 0.114*float64(img.Pix[i+2])
+						sl += l
+						sl2 += l * l
 						n++
 					}
 				}
@@ -180,60 +185,98 @@ func backView(s *scene.Scene, parse *models.Parsing, faces []models.Face) (*imag
 				for c := range hairC {
 					hairC[c] = sum[c] / n
 				}
+				m := sl / n
+				if sd := math.Sqrt(math.Max(0, sl2/n-m*m)); m > 1 {
+					contrast = math.Max(0.08, math.Min(0.35, sd/m))
+				}
 			}
 		}
-		// strands: noise blurred along the vertical
+		// A rounded hair mass: strands fall radially from the crown (a 1-D
+		// noise over the angle around the crown, slowly varying along the
+		// radius), shaded as a sphere lit from above with a soft sheen band,
+		// darker towards the nape. It covers the face's skin and the visible
+		// hair inside the head ellipse (hats and garments stay).
 		rng := rand.New(rand.NewPCG(uint64(w), uint64(h)))
 		bw, bh := box.Dx(), box.Dy()
-		noise := make([]float64, bw*bh)
-		for i := range noise {
-			noise[i] = rng.NormFloat64()
-		}
-		sl := max(2, bh/12)
-		strands := make([]float64, bw*bh)
-		for x := 0; x < bw; x++ {
-			for y := 0; y < bh; y++ {
-				var s float64
-				for k := -sl; k <= sl; k++ {
-					s += noise[min(max(y+k, 0), bh-1)*bw+x]
+		const nb = 720
+		var strand [2][nb]float64
+		for l := range strand {
+			for i := range strand[l] {
+				strand[l][i] = rng.NormFloat64()
+			}
+			for pass := 0; pass < 2; pass++ { // light smoothing: strand width
+				prev := strand[l][nb-1]
+				for i := range strand[l] {
+					cur := strand[l][i]
+					strand[l][i] = 0.25*prev + 0.5*cur + 0.25*strand[l][(i+1)%nb]
+					prev = cur
 				}
-				strands[y*bw+x] = s / math.Sqrt(float64(2*sl+1))
 			}
 		}
-		var skin *image.Gray
-		if parse != nil && parse.Skin != nil {
-			skin = scene.Feather(scene.ResizeGray(parse.Skin, w, h), max(1, box.Dx()/30))
+		noiseAt := func(l int, t float64) float64 {
+			t = math.Mod(t, nb)
+			if t < 0 {
+				t += nb
+			}
+			i := int(t)
+			f := t - float64(i)
+			return strand[l][i]*(1-f) + strand[l][(i+1)%nb]*f
 		}
-		cx, cy := float64(box.Min.X+box.Max.X)/2, float64(box.Min.Y)+float64(bh)*0.42
-		rx, ry := float64(bw)/2, float64(bh)*0.55
-		for y := box.Min.Y; y < box.Max.Y; y++ {
-			for x := box.Min.X; x < box.Max.X; x++ {
+		var keep *image.Gray // face skin and hair: what may turn into hair
+		if parse != nil && parse.Skin != nil {
+			sk := scene.ResizeGray(parse.Skin, w, h)
+			keep = image.NewGray(sk.Rect)
+			copy(keep.Pix, sk.Pix)
+			if parse.Hair != nil {
+				hg := scene.ResizeGray(parse.Hair, w, h)
+				for i, v := range hg.Pix {
+					keep.Pix[i] = max(keep.Pix[i], v)
+				}
+			}
+			keep = scene.Feather(keep, max(1, bw/30))
+		}
+		cx, cy := float64(box.Min.X+box.Max.X)/2, float64(box.Min.Y)+float64(bh)*0.45
+		rx, ry := float64(bw)*0.52, float64(bh)*0.58
+		crx, cry := cx+0.08*rx, cy-1.15*ry // the crown
+		area := box.Inset(-max(bw, bh) / 5).Intersect(img.Rect)
+		for y := area.Min.Y; y < area.Max.Y; y++ {
+			for x := area.Min.X; x < area.Max.X; x++ {
 				if s.PersonMask.Pix[y*s.PersonMask.Stride+x] < 60 {
 					continue
 				}
 				dx, dy := (float64(x)-cx)/rx, (float64(y)-cy)/ry
 				e := math.Sqrt(dx*dx + dy*dy)
-				a := math.Max(0, math.Min(1, (1.15-e)/0.3))
+				a := math.Max(0, math.Min(1, (1.08-e)/0.22))
 				// fade out towards the neck
 				fy := (float64(y) - float64(box.Min.Y)) / float64(bh)
-				a *= math.Max(0, math.Min(1, (0.92-fy)/0.2))
-				if skin != nil {
-					// only the face's skin turns into hair: hats and the
-					// visible hair stay as they are
-					a *= math.Min(1, float64(skin.Pix[y*skin.Stride+x])/200)
+				a *= math.Max(0, math.Min(1, (0.95-fy)/0.15))
+				if a <= 0 {
+					continue
+				}
+				if keep != nil {
+					a *= math.Min(1, float64(keep.Pix[y*keep.Stride+x])/160)
 				}
 				if a <= 0 {
 					continue
 				}
+				// strands: angle around the crown, two layers drifting
+				// with the radius so they are not perfectly straight
+				ang := math.Atan2(float64(x)-crx, float64(y)-cry) / math.Pi * nb / 2
+				rad := math.Hypot(float64(x)-crx, float64(y)-cry) / float64(bh)
+				st := 0.65*noiseAt(0, ang*1.0+6*math.Sin(rad*5)) + 0.45*noiseAt(1, ang*2.3+9*rad)
+				nz := math.Sqrt(math.Max(0, 1-math.Min(1, e*e)))
+				shade := 0.6 + 0.45*nz - 0.22*math.Max(0, fy-0.5)
+				sx, sy := dx+0.1, dy+0.45 // sheen band across the upper back
+				shade += 0.18 * math.Exp(-(sy*sy)/0.02) * math.Exp(-(sx*sx)/0.5)
+				g := shade * (1 + 1.4*contrast*st)
 				i := y*img.Stride + x*4
-				sh := 1 + 0.12*strands[(y-box.Min.Y)*bw+(x-box.Min.X)] - 0.25*fy
 				for c := 0; c < 3; c++ {
-					v := hairC[c] * sh
+					v := hairC[c] * g
 					img.Pix[i+c] = uint8(math.Max(0, math.Min(255, float64(img.Pix[i+c])*(1-a)+v*a)) + 0.5)
 				}
 			}
 		}
-		did = append(did, "face replaced by hair continuing the visible hair colour")
+		did = append(did, "face and front hair replaced by a shaded hair mass (strands from the crown) in the visible hair colour")
 	}
 	return mirror(img), mirrorGray(s.PersonMask), did, nil
 }
