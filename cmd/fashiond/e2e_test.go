@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 
+	"fashiond/jobs"
+	"fashiond/jobs/redistest"
 	"fashiond/pipelines/pipelinetest"
 )
 
@@ -30,6 +33,7 @@ const testKey = "e2e-key-0001"
 type server struct {
 	t    *testing.T
 	bin  string
+	args []string // subcommand and flags; default serve
 	env  []string
 	base string
 	cmd  *exec.Cmd
@@ -59,7 +63,11 @@ func freeAddr(t *testing.T) string {
 func (s *server) start() {
 	s.t.Helper()
 	s.log = &bytes.Buffer{}
-	s.cmd = exec.Command(s.bin, "serve")
+	args := s.args
+	if len(args) == 0 {
+		args = []string{"serve"}
+	}
+	s.cmd = exec.Command(s.bin, args...)
 	s.cmd.Env = s.env
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
@@ -75,10 +83,14 @@ func (s *server) start() {
 			s.t.Fatalf("serve exited at start:\n%s", s.log)
 		default:
 		}
+		if s.base == "" { // a worker: ready once it is running
+			time.Sleep(time.Second)
+			return
+		}
 		resp, err := http.Get(s.base + "/readyz")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == 200 && s.served() {
+			if resp.StatusCode == 200 && (s.args != nil || s.served()) {
 				return
 			}
 		}
@@ -271,5 +283,95 @@ func TestServeEndToEnd(t *testing.T) {
 	var again jobBody
 	if code, _ := s.do("GET", "/v1/status/"+done.ID, testKey, nil, &again); code != 200 || again.Status != "succeeded" {
 		t.Fatalf("job after restart: HTTP %d %+v", code, again)
+	}
+}
+
+// TestSplitDeployment runs `fashiond api` and `fashiond worker` as separate
+// processes over one real redis-server and a shared data directory: a model
+// no worker serves is a 503 with no charge; once a worker for it is up the
+// same request succeeds, and its webhook arrives signed.
+func TestSplitDeployment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test of the binary")
+	}
+	root := pipelinetest.Root()
+	ort := os.Getenv("FASHIOND_ORT_LIB")
+	if ort == "" {
+		ort = filepath.Join(root, ".deps/onnxruntime/1.30.0/libonnxruntime.so.1")
+	}
+	redisAddr := redistest.Start(t)
+	data := t.TempDir()
+	hooks := make(chan *http.Request, 4)
+	bodies := make(chan []byte, 4)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		hooks <- r
+		bodies <- b
+	}))
+	defer recv.Close()
+	addr := freeAddr(t)
+	env := append(os.Environ(),
+		"FASHIOND_DATA_DIR="+data, "FASHIOND_ADDR="+addr, "FASHIOND_API_KEYS="+testKey+":10",
+		"FASHIOND_MODELS_DIR="+filepath.Join(root, "data", "models"), "FASHIOND_ORT_LIB="+ort,
+		"FASHIOND_LOG_LEVEL=warn", "FASHIOND_REDIS_URL=redis://"+redisAddr+"/0",
+		"FASHIOND_FETCH_ALLOW=127.0.0.1/32", "FASHIOND_WEBHOOK_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	bin := buildBinary(t)
+	apiSrv := &server{t: t, bin: bin, args: []string{"api"}, env: env, base: "http://" + addr}
+	apiSrv.start()
+	defer apiSrv.stop()
+
+	person := pipelinetest.DataURI(t, "images/fashn_model.webp")
+	garment := pipelinetest.DataURI(t, "garments/flatlay_tee_red.png")
+	req := map[string]any{"model_name": "tryon", "webhook_url": recv.URL + "/hook", "inputs": map[string]any{"personImage": person, "garmentImage": garment}}
+	var e struct{ Code string }
+	if code, _ := apiSrv.do("POST", "/v1/run", testKey, req, &e); code != 503 || e.Code != "model_unavailable" {
+		t.Fatalf("no worker: HTTP %d %+v, want 503 model_unavailable", code, e)
+	}
+	var c struct{ Credits int64 }
+	apiSrv.do("GET", "/v1/credits", testKey, nil, &c)
+	if c.Credits != 10 {
+		t.Fatalf("a 503 charged credits: balance %d", c.Credits)
+	}
+
+	worker := &server{t: t, bin: bin, args: []string{"worker"}, env: append(env, "FASHIOND_QUEUES=tryon")}
+	worker.start()
+	defer worker.stop()
+	deadline := time.Now().Add(60 * time.Second)
+	var j jobBody
+	for {
+		code, _ := apiSrv.do("POST", "/v1/run", testKey, req, &j)
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tryon still refused (HTTP %d) with a worker up:\n%s", code, worker.log)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	// The worker serves only tryon.
+	if code, _ := apiSrv.do("POST", "/v1/run", testKey, map[string]any{"model_name": "prompt-tryon", "inputs": map[string]any{"personImage": person, "prompt": "red tee"}}, &e); code != 503 {
+		t.Fatalf("prompt-tryon with a tryon-only worker: HTTP %d, want 503", code)
+	}
+	done := apiSrv.wait(j.ID)
+	if done.Status != "succeeded" || len(done.Output) != 1 {
+		t.Fatalf("tryon finished as %+v:\n%s", done, worker.log)
+	}
+	resp, err := http.Get(done.Output[0])
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("output from the api process's CDN: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	select {
+	case r := <-hooks:
+		body := <-bodies
+		if err := jobs.Verify("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", r.Header, body, 5*time.Minute); err != nil {
+			t.Fatalf("webhook signature: %v", err)
+		}
+		var hj jobBody
+		if err := json.Unmarshal(body, &hj); err != nil || hj.ID != j.ID || hj.Status != "succeeded" {
+			t.Fatalf("webhook body %s (%v)", body, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no webhook within 30s:\n%s", worker.log)
 	}
 }
