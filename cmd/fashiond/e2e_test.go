@@ -259,6 +259,13 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("credits after one success and one refunded error = %d, want 9", c.Credits)
 	}
 
+	// The official fashn SDK, unchanged but for its base URL, runs a job.
+	sdkCheck(t, s.base)
+	s.do("GET", "/v1/credits", testKey, nil, &c)
+	if c.Credits != 8 {
+		t.Fatalf("credits after the SDK's try-on = %d, want 8", c.Credits)
+	}
+
 	// Operator command against the running server's private Redis.
 	kc := exec.Command(s.bin, "keys", "create", "-credits", "5", "-label", "e2e")
 	kc.Env = s.env
@@ -277,8 +284,8 @@ func TestServeEndToEnd(t *testing.T) {
 	s.stop()
 	s.start()
 	s.do("GET", "/v1/credits", testKey, nil, &c)
-	if c.Credits != 9 {
-		t.Fatalf("credits after restart = %d, want 9 (persisted, not re-granted)", c.Credits)
+	if c.Credits != 8 {
+		t.Fatalf("credits after restart = %d, want 8 (persisted, not re-granted)", c.Credits)
 	}
 	var again jobBody
 	if code, _ := s.do("GET", "/v1/status/"+done.ID, testKey, nil, &again); code != 200 || again.Status != "succeeded" {
@@ -375,3 +382,41 @@ func TestSplitDeployment(t *testing.T) {
 		t.Fatalf("no webhook within 30s:\n%s", worker.log)
 	}
 }
+
+// sdkCheck installs the pinned fashn SDK and runs testdata/sdk_real.mjs
+// against base. Without node/npm it is skipped, except under CI=true.
+func sdkCheck(t *testing.T, base string) {
+	t.Helper()
+	node, errNode := exec.LookPath("node")
+	npm, errNpm := exec.LookPath("npm")
+	if errNode != nil || errNpm != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node and npm are needed for the fashn SDK check")
+		}
+		t.Log("node/npm missing: fashn SDK check skipped")
+		return
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"fashiond-e2e-sdk","private":true,"type":"module"}`), 0o644)
+	install := exec.Command(npm, "install", "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error", "fashn@"+fashnSDKVersion)
+	install.Dir = dir
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("npm install fashn@%s: %v\n%s", fashnSDKVersion, err, out)
+	}
+	script, err := os.ReadFile(filepath.Join("testdata", "sdk_real.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "sdk_real.mjs"), script, 0o644)
+	run := exec.Command(node, "sdk_real.mjs")
+	run.Dir = dir
+	run.Env = append(os.Environ(), "FASHIOND_BASE_URL="+base, "FASHIOND_API_KEY="+testKey,
+		"PERSON="+pipelinetest.File(t, "images/fashn_model.webp"), "GARMENT="+pipelinetest.File(t, "garments/flatlay_tee_red.png"))
+	out, err := run.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"status":"succeeded"`) || !strings.Contains(string(out), `"creditsUsed":1`) {
+		t.Fatalf("fashn SDK against the real service: %v\n%s", err, out)
+	}
+}
+
+// fashnSDKVersion is the SDK release checked here and in api/sdk_test.go.
+const fashnSDKVersion = "0.11.1"
