@@ -1,12 +1,11 @@
 // Package angles is the angle-generation reference pipeline: the photo is
 // split into person and background layers with depth (pipelines/scene) and
 // each requested angle is re-rendered classically. front is the source view
-// cleaned and re-framed; left45/right45 are depth-image-based renderings of
-// the person (an elliptic body cross-section plus the depth model's layout,
-// z-buffered forward warp, disocclusions filled from the farther side) over
-// a background plate shifted by smoothed depth; leftSide/rightSide
-// foreshorten the whole person with one monotone horizontal map (near half
-// to body depth, far half folded in front of the axis); back mirrors the
+// cleaned and re-framed; left45/right45 and leftSide/rightSide foreshorten
+// the person with a smooth monotone horizontal map per row about the body
+// axis (the head about the nose; near half widened or kept, far half
+// narrowed; a clamped parallax from the depth model's layout at 45 degrees)
+// over a background plate shifted by smoothed depth; back mirrors the
 // front texture with the face replaced by a shaded hair mass and front
 // prints removed. Each output records its method and, plainly, what
 // the approximation cannot know.
@@ -205,9 +204,9 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 		}
 		person, alpha = r.body.view(deg * math.Pi / 180)
 		bg = shiftBackground(s.Background, s.BackgroundDepth, r.body.pivot, deg*math.Pi/180)
-		v.Method = "dibr-depth-parallax: person as elliptic cross-sections plus the depth model's layout, z-buffered forward warp by 45 degrees, disocclusions filled from the farther neighbour (mirrored texture); background plate shifted by its smoothed, clamped depth"
+		v.Method = "turn-foreshortening: every row mapped by one smooth monotone function about the body axis (the head about the nose): near half widened, far half narrowed as a body turned 45 degrees would be, plus a clamped parallax from the depth model's layout; background plate shifted by its smoothed, clamped depth"
 		v.Notes = []string{
-			"a classical approximation of a 45-degree turn: surfaces hidden in the source (the far side of the face and body) are filled by stretching or mirroring visible texture, not generated",
+			"a classical approximation of a 45-degree turn: the front texture is foreshortened, not re-rendered; surfaces hidden in the source (the side of the head, the far flank) do not appear, and limbs keep their pose",
 			"the background behind the person is an inpainted plate, shifted by smoothed estimated depth (parallax clamped); where the person used to stand it is a smooth fill",
 		}
 	case LeftSide, RightSide:

@@ -22,6 +22,14 @@ type body struct {
 	// runs: per row, the person's horizontal runs (for silhouette fill)
 	runs [][]run
 	ecc  float32 // depth/width ratio of the body cross-section
+	// headAxis is the nose's x (the head turns about its own axis) and
+	// headY0, headY1 the rows between which the turning axis blends from
+	// the head's to the body's; headY1 == 0 when the pose has no nose
+	headAxis       float32
+	headY0, headY1 int
+	// lay is the depth model's layout of the person (pixels, toward the
+	// camera positive, zero mean at the pivot), nil without depth
+	lay []float32
 }
 
 type run struct{ x0, x1 int } // [x0, x1)
@@ -99,7 +107,12 @@ func newBody(s *scene.Scene) *body {
 			blurPlane(d, w, h, max(2, int(0.01*float64(h))))
 			for i := range d {
 				if mb[i] > 1e-3 {
-					b.z[i] += clampf(d[i]/mb[i]*k, -0.15*float32(b.box.Dy()), 0.15*float32(b.box.Dy()))
+					l := clampf(d[i]/mb[i]*k, -0.15*float32(b.box.Dy()), 0.15*float32(b.box.Dy()))
+					b.z[i] += l
+					if b.lay == nil {
+						b.lay = make([]float32, w*h)
+					}
+					b.lay[i] = l
 				}
 			}
 		}
@@ -117,165 +130,33 @@ func newBody(s *scene.Scene) *body {
 		if n >= 2 {
 			b.axis = float32(sx / float64(n))
 		}
+		no, ls, rs := p.Keypoints[models.KpNose], p.Keypoints[models.KpLeftShoulder], p.Keypoints[models.KpRightShoulder]
+		if no.Visibility > 0.5 && ls.Visibility > 0.5 && rs.Visibility > 0.5 && no.X >= 0 && no.X < float64(w) {
+			sy := (ls.Y + rs.Y) / 2
+			if sy > no.Y {
+				b.headAxis = float32(no.X)
+				b.headY0 = int(no.Y + 0.35*(sy-no.Y))
+				b.headY1 = int(sy)
+			}
+		}
 	}
 	return b
 }
 
 // view renders the person turned by theta (radians; positive: the camera
-// moved to the viewer's left, so the front turns to the right). It forward
-// warps each row with a z-buffer, stretching texture across intervals
-// (small disocclusions), then fills what the warp leaves inside each run's
-// turned silhouette from the nearest warped pixel (mirrored about the run's
-// centre for turns beyond 60 degrees). Turns of 80 degrees and more use
-// sideView.
+// moved to the viewer's left, so the front turns to the right). Turns of 80
+// degrees and more are profiles (sideView); smaller turns foreshorten every
+// row about the body axis (the head about the nose): the near half widens
+// by 1.1, the far half narrows to 0.45, with a clamped parallax from the
+// depth model's layout. The map is monotone per row, so nothing folds:
+// no disocclusion holes and no doubled limbs (an earlier z-buffered
+// per-pixel warp of elliptic cross-sections ghosted limbs where its depth
+// was wrong).
 func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 	if math.Abs(theta) >= 80*math.Pi/180 {
 		return b.sideView(theta > 0)
 	}
-	w, h := b.w, b.h
-	out := image.NewRGBA(image.Rect(0, 0, w, h))
-	alpha := image.NewGray(out.Rect)
-	ct, st := float32(math.Cos(theta)), float32(math.Sin(theta))
-	maxStretch := float32(max(6, int(0.05*float64(h))))
-	wide := math.Abs(theta) > math.Pi/3
-	scene.ParallelRows(h, func(y0, y1 int) {
-		zbuf := make([]float32, w)
-		col := make([]float32, w*4)
-		filled := make([]bool, w)
-		warped := make([]bool, w)
-		for y := y0; y < y1; y++ {
-			for i := range zbuf {
-				zbuf[i] = -1e9
-				filled[i] = false
-			}
-			arow := b.alpha.Pix[y*b.alpha.Stride:]
-			irow := b.img.Pix[y*b.img.Stride:]
-			zrow := b.z[y*w:]
-			proj := func(x int) (float32, float32) {
-				X := float32(x) - b.axis
-				Z := zrow[x]
-				return b.axis + X*ct + Z*st, Z*ct - X*st
-			}
-			for x := 0; x < w; x++ {
-				if arow[x] <= 128 {
-					continue
-				}
-				xa, za := proj(x)
-				if x+1 < w && arow[x+1] > 128 {
-					xb, zb := proj(x + 1)
-					lo, hi := xa, xb
-					if lo > hi {
-						lo, hi = hi, lo
-					}
-					if hi-lo <= maxStretch {
-						for X := int(math.Ceil(float64(lo))); float32(X) <= hi; X++ {
-							if X < 0 || X >= w {
-								continue
-							}
-							u := float32(0)
-							if xb != xa {
-								u = (float32(X) - xa) / (xb - xa)
-							}
-							z := za + (zb-za)*u
-							if z <= zbuf[X] {
-								continue
-							}
-							zbuf[X] = z
-							filled[X] = true
-							for c := 0; c < 4; c++ {
-								var ca, cb float32
-								if c < 3 {
-									ca, cb = float32(irow[x*4+c]), float32(irow[(x+1)*4+c])
-								} else {
-									ca, cb = 255, 255
-								}
-								col[X*4+c] = ca + (cb-ca)*u
-							}
-						}
-						continue
-					}
-				}
-				X := int(math.Round(float64(xa)))
-				if X >= 0 && X < w && za > zbuf[X] {
-					zbuf[X] = za
-					filled[X] = true
-					col[X*4], col[X*4+1], col[X*4+2], col[X*4+3] = float32(irow[x*4]), float32(irow[x*4+1]), float32(irow[x*4+2]), 255
-				}
-			}
-			copy(warped, filled)
-			// The turned silhouette of each run: an ellipse's projection.
-			for _, rn := range b.runs[y] {
-				R := float32(rn.x1-rn.x0) / 2
-				c := float32(rn.x0+rn.x1-1) / 2
-				zc := zrow[int(c)] - b.ecc*R // the run's layout depth
-				lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
-				for k := 0; k <= 16; k++ {
-					u := float32(k)/8 - 1
-					X := c + u*R - b.axis
-					xp := b.axis + X*ct + (b.ecc*R*(1-u*u)+zc)*st
-					lo, hi = min(lo, xp), max(hi, xp)
-				}
-				cx := (lo + hi) / 2
-				x0, x1 := max(int(math.Ceil(float64(lo))), 0), min(int(math.Floor(float64(hi))), w-1)
-				// Holes (disocclusions) are filled span by span from the
-				// farther neighbour, mirrored across the span's edge: the
-				// surface uncovered behind a limb continues the body behind
-				// it, not the limb (copying the nearer side ghosts limbs).
-				for X := x0; X <= x1; X++ {
-					if filled[X] {
-						continue
-					}
-					a := X
-					for X <= x1 && !filled[X] {
-						X++
-					}
-					bEnd := X - 1
-					L, R := a-1, bEnd+1
-					hasL, hasR := L >= 0 && warped[L], R < w && warped[R]
-					for Y := a; Y <= bEnd; Y++ {
-						src := -1
-						M := int(math.Round(float64(2*cx))) - Y
-						switch {
-						case wide && M >= 0 && M < w && warped[M]:
-							src = M
-						case hasL && (!hasR || zbuf[L] <= zbuf[R]):
-							src = L
-							if m := 2*L - Y; m >= 0 && warped[m] {
-								src = m
-							}
-						case hasR:
-							src = R
-							if m := 2*R - Y; m < w && warped[m] {
-								src = m
-							}
-						}
-						if src < 0 {
-							continue
-						}
-						copy(col[Y*4:Y*4+4], col[src*4:src*4+4])
-						col[Y*4+3] = 255
-						filled[Y] = true
-						zbuf[Y] = -1e8
-					}
-				}
-			}
-			orow := out.Pix[y*out.Stride:]
-			grow := alpha.Pix[y*alpha.Stride:]
-			for X := 0; X < w; X++ {
-				if !filled[X] {
-					continue
-				}
-				orow[X*4] = uint8(col[X*4] + 0.5)
-				orow[X*4+1] = uint8(col[X*4+1] + 0.5)
-				orow[X*4+2] = uint8(col[X*4+2] + 0.5)
-				orow[X*4+3] = 255
-				grow[X] = uint8(clampf(col[X*4+3], 0, 255) + 0.5)
-			}
-		}
-	})
-	// Soften row-to-row jaggies on the edge.
-	alpha = scene.Feather(alpha, 1)
-	return out, alpha
+	return b.foreshorten(theta > 0, 1.1, 0.45, 0.3*math.Abs(math.Sin(theta)))
 }
 
 // shiftBackground renders the background plate as seen after the camera
@@ -416,51 +297,89 @@ func decontaminate(img *image.RGBA, alpha *image.Gray) *image.RGBA {
 // near cheek and ear dominating. The real profile is unknown; this is a
 // foreshortened near-profile of the front texture.
 func (b *body) sideView(left bool) (*image.RGBA, *image.Gray) {
+	return b.foreshorten(left, float64(b.ecc)*0.8, 0.22, 0)
+}
+
+// foreshorten maps every row with the same smooth monotone horizontal map
+// around the body axis: slope cn on the near side (x < axis when left),
+// cf on the far side. With par > 0 the depth model's layout adds a
+// parallax of par pixels per pixel of depth, smoothed and kept monotone per
+// row (no folds, so no holes and no doubled limbs).
+func (b *body) foreshorten(left bool, cn, cf, par float64) (*image.RGBA, *image.Gray) {
 	w, h := b.w, b.h
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	alpha := image.NewGray(out.Rect)
-	A := float64(b.axis)
 	rt := float64(b.box.Dx()) / 4
 	if rt < 4 {
 		rt = 4
 	}
-	cn, cf := float64(b.ecc)*0.8, 0.22
 	tau := 0.12 * rt
-	// forward map F (source x -> output X), monotone increasing
-	fw := make([]float64, w+1)
-	slope := func(x float64) float64 {
+	slope := func(A, x float64) float64 {
 		t := (x - A) / tau
 		if !left {
 			t = -t
 		}
 		return cf + (cn-cf)/(1+math.Exp(t))
 	}
-	ia := int(math.Round(A))
-	ia = min(max(ia, 0), w)
-	fw[ia] = A
-	for x := ia + 1; x <= w; x++ {
-		fw[x] = fw[x-1] + slope(float64(x)-0.5)
-	}
-	for x := ia - 1; x >= 0; x-- {
-		fw[x] = fw[x+1] - slope(float64(x)+0.5)
-	}
-	// inverse map: output X -> source x (NaN where nothing maps)
-	inv := make([]float32, w)
-	k := 0
-	for X := 0; X < w; X++ {
-		inv[X] = float32(math.NaN())
-		fx := float64(X)
-		if fx < fw[0] || fx > fw[w-1] {
-			continue
+	// forward map F (source x -> output X) about axis A, monotone increasing
+	fwd := func(A float64, fw []float64) {
+		ia := int(math.Round(A))
+		ia = min(max(ia, 0), w-1)
+		fw[ia] = A
+		for x := ia + 1; x < w; x++ {
+			fw[x] = fw[x-1] + slope(A, float64(x)-0.5)
 		}
-		for k < w-1 && fw[k+1] < fx {
-			k++
+		for x := ia - 1; x >= 0; x-- {
+			fw[x] = fw[x+1] - slope(A, float64(x)+0.5)
 		}
-		f := (fx - fw[k]) / max(fw[k+1]-fw[k], 1e-6)
-		inv[X] = float32(float64(k) + min(max(f, 0), 1))
+	}
+	body := make([]float64, w)
+	fwd(float64(b.axis), body)
+	var head []float64
+	if b.headY1 > 0 {
+		head = make([]float64, w)
+		fwd(float64(b.headAxis), head)
+	}
+	sign := float32(1)
+	if !left {
+		sign = -1
 	}
 	scene.ParallelRows(h, func(y0, y1 int) {
+		rowF := make([]float64, w)
+		inv := make([]float32, w)
 		for y := y0; y < y1; y++ {
+			// the row's forward map, with layout parallax kept monotone
+			hw := 0.0 // weight of the head's axis on this row
+			if head != nil {
+				hw = float64(b.headY1-y) / float64(max(1, b.headY1-b.headY0))
+				hw = min(max(hw, 0), 1)
+			}
+			for x := 0; x < w; x++ {
+				rowF[x] = body[x]
+				if hw > 0 {
+					rowF[x] = hw*head[x] + (1-hw)*body[x]
+				}
+				if par > 0 && b.lay != nil {
+					rowF[x] += par * float64(sign*b.lay[y*w+x])
+				}
+				if x > 0 && rowF[x] < rowF[x-1]+0.15 {
+					rowF[x] = rowF[x-1] + 0.15
+				}
+			}
+			// inverse map: output X -> source x (NaN where nothing maps)
+			k := 0
+			for X := 0; X < w; X++ {
+				inv[X] = float32(math.NaN())
+				fx := float64(X)
+				if fx < rowF[0] || fx > rowF[w-1] {
+					continue
+				}
+				for k < w-2 && rowF[k+1] < fx {
+					k++
+				}
+				f := (fx - rowF[k]) / max(rowF[k+1]-rowF[k], 1e-6)
+				inv[X] = float32(float64(k) + min(max(f, 0), 1))
+			}
 			irow := b.img.Pix[y*b.img.Stride:]
 			arow := b.alpha.Pix[y*b.alpha.Stride:]
 			orow := out.Pix[y*out.Stride:]
