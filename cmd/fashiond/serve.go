@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -192,8 +191,28 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-func cmdServe(args []string) error {
-	cfg, _, err := parseConfig("serve", "Runs the API, a worker for every model it can serve and the local blob store in one\nprocess. Redis: FASHIOND_REDIS_URL, else a private redis-server with AOF in DATA_DIR/redis.", args, nil)
+// role is what one of serve, api and worker runs in its process.
+type role struct {
+	name, summary string
+	private       bool // may start a private redis-server
+	api, worker   bool
+}
+
+var (
+	roleServe = role{"serve", "Runs the API, a worker for every model it can serve and the local blob store in one\nprocess. Redis: FASHIOND_REDIS_URL, else a private redis-server with AOF in DATA_DIR/redis.", true, true, true}
+	roleAPI   = role{"api", "Runs the HTTP API only. Needs FASHIOND_REDIS_URL and a blob directory\n(FASHIOND_DATA_DIR/blobs) shared with the workers.", false, true, false}
+	roleWork  = role{"worker", "Runs a job worker only: consumes the queues of the models it can serve\n(FASHIOND_QUEUES to pick a subset). Needs FASHIOND_REDIS_URL and the shared blob directory.", false, false, true}
+)
+
+func cmdServe(args []string) error  { return runRole(roleServe, args) }
+func cmdAPI(args []string) error    { return runRole(roleAPI, args) }
+func cmdWorker(args []string) error { return runRole(roleWork, args) }
+
+// runRole opens the job service (and Redis), starts a worker and/or the HTTP
+// API, and on SIGINT/SIGTERM stops taking work, lets running jobs finish and
+// closes everything in reverse order.
+func runRole(r role, args []string) error {
+	cfg, _, err := parseConfig(r.name, r.summary, args, nil)
 	if err != nil {
 		return err
 	}
@@ -206,53 +225,19 @@ func cmdServe(args []string) error {
 			log.Error("shutdown", "err", err)
 		}
 	}()
-	svc, store, pol, err := openService(ctx, cfg, log, true, &cl)
+	svc, store, pol, err := openService(ctx, cfg, log, r.private, &cl)
 	if err != nil {
 		return err
 	}
-	if _, err := startWorker(ctx, cfg, log, svc, pol, &cl); err != nil {
-		return err
+	if r.worker {
+		if _, err := startWorker(ctx, cfg, log, svc, pol, &cl); err != nil {
+			return err
+		}
 	}
-	return serveHTTP(ctx, cfg, log, svc, store, pol)
-}
-
-func cmdAPI(args []string) error {
-	cfg, _, err := parseConfig("api", "Runs the HTTP API only. Needs FASHIOND_REDIS_URL and a blob directory\n(FASHIOND_DATA_DIR/blobs) shared with the workers.", args, nil)
-	if err != nil {
-		return err
-	}
-	log := newLogger(cfg)
-	ctx, stop := signalContext()
-	defer stop()
-	var cl stack
-	defer cl.Close()
-	svc, store, pol, err := openService(ctx, cfg, log, false, &cl)
-	if err != nil {
-		return err
-	}
-	return serveHTTP(ctx, cfg, log, svc, store, pol)
-}
-
-func cmdWorker(args []string) error {
-	cfg, _, err := parseConfig("worker", "Runs a job worker only: consumes the queues of the models it can serve\n(FASHIOND_QUEUES to pick a subset). Needs FASHIOND_REDIS_URL and the shared blob directory.", args, nil)
-	if err != nil {
-		return err
-	}
-	log := newLogger(cfg)
-	ctx, stop := signalContext()
-	defer stop()
-	var cl stack
-	defer cl.Close()
-	svc, _, pol, err := openService(ctx, cfg, log, false, &cl)
-	if err != nil {
-		return err
-	}
-	if _, err := startWorker(ctx, cfg, log, svc, pol, &cl); err != nil {
-		return err
+	if r.api {
+		return serveHTTP(ctx, cfg, log, svc, store, pol)
 	}
 	<-ctx.Done()
 	log.Info("worker stopping: running jobs finish")
 	return nil
 }
-
-var _ = flag.ErrHelp
