@@ -240,7 +240,7 @@ func (s *Service) loadSecret(ctx context.Context, given string) error {
 			return fmt.Errorf("jobs: webhook secret: %w", err)
 		}
 		if set {
-			s.log.Info("generated a webhook signing secret and stored it in Redis (show it with the operator command; it is never logged)")
+			s.log.Info("generated a webhook signing secret and stored it in Redis (show it with `fashiond keys webhook-secret`; it is never logged)")
 		}
 		given, err = s.rdb.Get(ctx, keySecret).Result()
 		if err != nil {

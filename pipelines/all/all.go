@@ -50,7 +50,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.R
 		return nil, nil, err
 	}
 	if err := repo.Require(Required...); err != nil {
-		return nil, nil, fmt.Errorf("model repository %s: %w (run `make setup`)", cfg.ModelsDir, err)
+		return nil, nil, fmt.Errorf("model repository %s: %w", cfg.ModelsDir, err)
 	}
 	rt, err := inference.Open(ctx, inference.Config{
 		LibPath: cfg.ORTLib, IntraOpThreads: cfg.IntraOpThreads, Device: cfg.Device,
