@@ -199,3 +199,115 @@ func BenchmarkAngles(b *testing.B) {
 		})
 	}
 }
+
+// TestTurnedViewsKeepTheBody checks the geometry of the turned person
+// layers on the seated man: every turned view keeps the person's full
+// height (legs crossing the body axis are not lost), side views are
+// clearly narrower than the front and 45-degree views in between, and the
+// rendered person keeps most of its area (no large holes).
+func TestTurnedViewsKeepTheBody(t *testing.T) {
+	perc := pipelinetest.Perception(t)
+	r, err := New(perc).Prepare(context.Background(), pipelinetest.Image(t, "images/fashn_model.webp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := scene.MaskBounds(r.s.PersonMask, 128)
+	srcArea := scene.MaskArea(r.s.PersonMask)
+	cases := []struct {
+		deg        float64
+		minW, maxW float64 // bounding-box width relative to the source
+		minArea    float64 // person area relative to the source
+	}{
+		{45, 0.6, 0.95, 0.6},
+		{-45, 0.6, 0.95, 0.6},
+		{90, 0.3, 0.7, 0.3},
+		{-90, 0.3, 0.7, 0.3},
+	}
+	for _, c := range cases {
+		_, alpha := r.body.view(c.deg * math.Pi / 180)
+		box := scene.MaskBounds(alpha, 128)
+		hr := float64(box.Dy()) / float64(src.Dy())
+		wr := float64(box.Dx()) / float64(src.Dx())
+		ar := scene.MaskArea(alpha) / srcArea
+		t.Logf("%+.0f deg: height %.2f width %.2f area %.2f of the source", c.deg, hr, wr, ar)
+		if hr < 0.97 {
+			t.Errorf("%+.0f deg: person height is %.2f of the source, want >= 0.97 (nothing lost)", c.deg, hr)
+		}
+		if wr < c.minW || wr > c.maxW {
+			t.Errorf("%+.0f deg: person width is %.2f of the source, want %.2f..%.2f", c.deg, wr, c.minW, c.maxW)
+		}
+		if ar < c.minArea {
+			t.Errorf("%+.0f deg: person area is %.2f of the source, want >= %.2f", c.deg, ar, c.minArea)
+		}
+	}
+}
+
+// TestBackViewHidesTheFace checks that the back view turns the face into
+// hair: inside the (mirrored) face box the colour is close to the hair
+// colour of the photo and far from the face's own colour.
+func TestBackViewHidesTheFace(t *testing.T) {
+	perc := pipelinetest.Perception(t)
+	img := pipelinetest.Image(t, "images/astronaut.png")
+	r, err := New(perc).Prepare(context.Background(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.faces) == 0 {
+		t.Fatal("no face found on the astronaut")
+	}
+	person, _, did, err := backView(r.s, r.parse, r.faces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.s.Image.Rect.Dx()
+	f := r.faces[0].Box
+	// the inner face: eyes to mouth
+	fx0, fx1 := f[0]+0.25*(f[2]-f[0]), f[0]+0.75*(f[2]-f[0])
+	fy0, fy1 := f[1]+0.3*(f[3]-f[1]), f[1]+0.7*(f[3]-f[1])
+	mean := func(img *image.RGBA, mirrored bool) [3]float64 {
+		var s [3]float64
+		n := 0.0
+		for y := int(fy0); y < int(fy1); y++ {
+			for x := int(fx0); x < int(fx1); x++ {
+				xx := x
+				if mirrored {
+					xx = w - 1 - x
+				}
+				i := y*img.Stride + xx*4
+				for c := 0; c < 3; c++ {
+					s[c] += float64(img.Pix[i+c])
+				}
+				n++
+			}
+		}
+		return [3]float64{s[0] / n, s[1] / n, s[2] / n}
+	}
+	var hair [3]float64
+	hg := scene.ResizeGray(r.parse.Hair, w, r.s.Image.Rect.Dy())
+	n := 0.0
+	for y := 0; y < hg.Rect.Dy(); y++ {
+		for x := 0; x < w; x++ {
+			if hg.Pix[y*hg.Stride+x] > 200 {
+				i := y*r.s.Image.Stride + x*4
+				for c := 0; c < 3; c++ {
+					hair[c] += float64(r.s.Image.Pix[i+c])
+				}
+				n++
+			}
+		}
+	}
+	if n < 100 {
+		t.Fatalf("only %.0f hair pixels parsed on the astronaut", n)
+	}
+	for c := range hair {
+		hair[c] /= n
+	}
+	dist := func(a, b [3]float64) float64 {
+		return math.Sqrt((a[0]-b[0])*(a[0]-b[0]) + (a[1]-b[1])*(a[1]-b[1]) + (a[2]-b[2])*(a[2]-b[2]))
+	}
+	face, back := mean(r.s.Image, false), mean(person, true)
+	t.Logf("face %.0f, back of head %.0f, hair %.0f; %v", face, back, hair, did)
+	if dh, df := dist(back, hair), dist(back, face); dh > 60 || df < 80 {
+		t.Errorf("back of head %.0f: distance to hair %.0f (want <= 60), to the face %.0f (want >= 80)", back, dh, df)
+	}
+}

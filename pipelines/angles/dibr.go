@@ -9,83 +9,45 @@ import (
 	"fashiond/pipelines/scene"
 )
 
-// body is the person prepared for novel views: a per-pixel lateral surface
-// depth model (pixels, toward the camera positive) and the turning axis.
+// body is the person prepared for novel views: the decontaminated person
+// texture, the turning axes and the depth model's layout of the person.
 type body struct {
 	w, h  int
 	img   *image.RGBA
 	alpha *image.Gray
-	z     []float32 // surface depth in pixels (valid where alpha > 0)
-	axis  float32   // x of the vertical turning axis
+	axis  float32 // x of the vertical turning axis
 	box   image.Rectangle
 	pivot float32 // median model depth of the person
-	// runs: per row, the person's horizontal runs (for silhouette fill)
-	runs [][]run
-	ecc  float32 // depth/width ratio of the body cross-section
+	ecc   float32 // depth/width ratio of the body cross-section
 	// headAxis is the nose's x (the head turns about its own axis) and
 	// headY0, headY1 the rows between which the turning axis blends from
 	// the head's to the body's; headY1 == 0 when the pose has no nose
 	headAxis       float32
 	headY0, headY1 int
 	// lay is the depth model's layout of the person (pixels, toward the
-	// camera positive, zero mean at the pivot), nil without depth
+	// camera positive, zero at the pivot), nil without depth
 	lay []float32
 }
 
-type run struct{ x0, x1 int } // [x0, x1)
-
-// newBody builds the surface depth: an elliptical cross-section per
-// horizontal run of the silhouette (limbs and torso are roughly elliptic
-// cylinders), smoothed across rows, plus the depth model's layout of the
-// person (a knee forward, an arm in front of the torso) scaled to pixels.
+// newBody prepares the person: the texture with its soft edge
+// decontaminated, the body axis (shoulders and hips) and head axis (nose),
+// and the depth model's layout of the person (a knee forward, an arm in
+// front of the torso) scaled to pixels and smoothed within the mask.
 func newBody(s *scene.Scene) *body {
 	w, h := s.Image.Rect.Dx(), s.Image.Rect.Dy()
 	b := &body{w: w, h: h, img: decontaminate(s.Image, s.PersonMask), alpha: s.PersonMask, ecc: 0.75}
 	b.box = scene.MaskBounds(s.PersonMask, 128)
-	b.runs = make([][]run, h)
-	zr := make([]float32, w*h)
 	m := make([]float32, w*h)
 	for y := 0; y < h; y++ {
 		row := s.PersonMask.Pix[y*s.PersonMask.Stride : y*s.PersonMask.Stride+w]
-		x := 0
-		for x < w {
-			if row[x] <= 128 {
-				x++
-				continue
-			}
-			x0 := x
-			for x < w && row[x] > 128 {
-				x++
-			}
-			b.runs[y] = append(b.runs[y], run{x0, x})
-			R := float32(x-x0) / 2
-			c := float32(x0+x-1) / 2
-			for i := x0; i < x; i++ {
-				X := float32(i) - c
-				// a parabolic cross-section: rounded like an ellipse but with
-				// a finite slope at the silhouette, so turning stretches the
-				// edge texture by a bounded factor instead of smearing it
-				u := X / max(R, 0.5)
-				zr[y*w+i] = b.ecc * R * (1 - u*u)
-				m[y*w+i] = 1
+		for x, a := range row {
+			if a > 128 {
+				m[y*w+x] = 1
 			}
 		}
-	}
-	// Normalised blur within the mask smooths run-to-run jumps.
-	r := max(1, int(0.006*float64(h)))
-	zm := make([]float32, w*h)
-	for i := range zr {
-		zm[i] = zr[i] * m[i]
 	}
 	mb := append([]float32(nil), m...)
-	blurPlane(zm, w, h, r)
-	blurPlane(mb, w, h, r)
-	b.z = make([]float32, w*h)
-	for i := range zm {
-		if mb[i] > 1e-3 {
-			b.z[i] = zm[i] / mb[i]
-		}
-	}
+	blurPlane(mb, w, h, max(2, int(0.01*float64(h))))
 	// Layout from the depth model.
 	b.pivot = 0.5
 	if s.Depth != nil && !b.box.Empty() {
@@ -108,7 +70,6 @@ func newBody(s *scene.Scene) *body {
 			for i := range d {
 				if mb[i] > 1e-3 {
 					l := clampf(d[i]/mb[i]*k, -0.15*float32(b.box.Dy()), 0.15*float32(b.box.Dy()))
-					b.z[i] += l
 					if b.lay == nil {
 						b.lay = make([]float32, w*h)
 					}
