@@ -163,31 +163,49 @@ func backView(s *scene.Scene, parse *models.Parsing, faces []models.Face) (*imag
 		contrast := 0.15
 		if parse != nil && parse.Hair != nil {
 			hg := scene.ResizeGray(parse.Hair, w, h)
-			var sum [3]float64
-			var sl, sl2 float64
-			n := 0.0
-			big := box.Inset(-box.Dx() / 2).Intersect(img.Rect)
-			for y := big.Min.Y; y < big.Max.Y; y++ {
-				for x := big.Min.X; x < big.Max.X; x++ {
-					if hg.Pix[y*hg.Stride+x] > 160 && s.PersonMask.Pix[y*s.PersonMask.Stride+x] > 200 {
-						i := y*img.Stride + x*4
-						for c := 0; c < 3; c++ {
-							sum[c] += float64(img.Pix[i+c])
+			// hair pixels around the head, upper half first (the parsing
+			// can spill onto dark collars and shadows below the face); the
+			// colour is the mean of the 30..90 luma percentiles
+			type px struct{ l, r, g, b float64 }
+			collect := func(r image.Rectangle) []px {
+				var v []px
+				for y := r.Min.Y; y < r.Max.Y; y++ {
+					for x := r.Min.X; x < r.Max.X; x++ {
+						if hg.Pix[y*hg.Stride+x] > 160 && s.PersonMask.Pix[y*s.PersonMask.Stride+x] > 200 {
+							i := y*img.Stride + x*4
+							r, g, b := float64(img.Pix[i]), float64(img.Pix[i+1]), float64(img.Pix[i+2])
+							v = append(v, px{0.299*r + 0.587*g + 0.114*b, r, g, b})
 						}
-						l := 0.299*float64(img.Pix[i]) + 0.587*float64(img.Pix[i+1]) + 0.114*float64(img.Pix[i+2])
-						sl += l
-						sl2 += l * l
-						n++
 					}
 				}
+				return v
 			}
-			if n > 100 {
+			big := box.Inset(-box.Dx() / 2).Intersect(img.Rect)
+			upper := big
+			upper.Max.Y = box.Min.Y + box.Dy()/2
+			v := collect(upper)
+			if len(v) < 100 {
+				v = collect(big)
+			}
+			if len(v) > 100 {
+				sort.Slice(v, func(i, j int) bool { return v[i].l < v[j].l })
+				v = v[len(v)*3/10 : len(v)*9/10]
+				var sum [3]float64
+				var sl, sl2 float64
+				for _, p := range v {
+					sum[0] += p.r
+					sum[1] += p.g
+					sum[2] += p.b
+					sl += p.l
+					sl2 += p.l * p.l
+				}
+				n := float64(len(v))
 				for c := range hairC {
 					hairC[c] = sum[c] / n
 				}
 				m := sl / n
 				if sd := math.Sqrt(math.Max(0, sl2/n-m*m)); m > 1 {
-					contrast = math.Max(0.08, math.Min(0.35, sd/m))
+					contrast = math.Max(0.1, math.Min(0.35, 1.5*sd/m))
 				}
 			}
 		}
@@ -237,7 +255,7 @@ func backView(s *scene.Scene, parse *models.Parsing, faces []models.Face) (*imag
 		}
 		cx, cy := float64(box.Min.X+box.Max.X)/2, float64(box.Min.Y)+float64(bh)*0.45
 		rx, ry := float64(bw)*0.52, float64(bh)*0.58
-		crx, cry := cx+0.08*rx, cy-1.15*ry // the crown
+		crx, cry := cx+0.08*rx, cy-1.6*ry // the crown, above the visible mass
 		area := box.Inset(-max(bw, bh) / 5).Intersect(img.Rect)
 		for y := area.Min.Y; y < area.Max.Y; y++ {
 			for x := area.Min.X; x < area.Max.X; x++ {
@@ -249,7 +267,8 @@ func backView(s *scene.Scene, parse *models.Parsing, faces []models.Face) (*imag
 				a := math.Max(0, math.Min(1, (1.08-e)/0.22))
 				// fade out towards the neck
 				fy := (float64(y) - float64(box.Min.Y)) / float64(bh)
-				a *= math.Max(0, math.Min(1, (0.95-fy)/0.15))
+				// the nape line curves up towards the ears
+				a *= math.Max(0, math.Min(1, (1.02-0.15*dx*dx-fy)/0.12))
 				if a <= 0 {
 					continue
 				}
