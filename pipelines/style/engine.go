@@ -52,7 +52,7 @@ func (l *look) apply(src *image.RGBA, o Options) *image.RGBA {
 	})
 
 	if l.backdrop != nil && mask != nil {
-		l.backdrop.paint(R, G, B, mask, diag)
+		l.backdrop.paint(R, G, B, refineMatte(R, G, B, mask, diag), diag)
 	}
 	if l.hdr > 0 || l.clarity > 0 {
 		l.localTone(R, G, B, diag)
@@ -226,7 +226,9 @@ func (bd *backdrop) paint(R, G, B, mask *plane, diag float64) {
 				dx, dy := (fx-lx)/(0.9*float32(w)), (fy-ly)/(0.9*fh)
 				wallF := max(1.04-bd.falloff*(dx*dx+dy*dy)*2, 0.55)
 				sideF := 1 - 0.5*bd.falloff*((fx-cx)/float32(w))*((fx-cx)/float32(w))
-				shade := 1 - bd.shadow*occ.p[i]*(0.3+0.7*t)
+				// Shadow only on the floor, where the body meets it (not
+				// a dark halo around the whole figure on the wall).
+				shade := 1 - bd.shadow*occ.p[i]*t*t
 				r, g, b := R.p[i], G.p[i], B.p[i]
 				lo := luma(r, g, b)
 				orig := 0.55 + 0.45*lo // original background, desaturated and brightened

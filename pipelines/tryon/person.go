@@ -349,3 +349,62 @@ func (b *body) grow(m *image.Gray, c garment.Lab) *image.Gray {
 	}
 	return mask.Close(out, 2)
 }
+
+// growLegs extends the old lower garment geodesically (rings of 4 px, up
+// to a quarter shoulder width) over the person's pixels whose colour is
+// close to the old trousers', outside the upper garment and what lies in
+// front: the parsing often misses a foreshortened shin or a knee beside a
+// hand, and those patches of the old trousers would otherwise stay.
+func (b *body) growLegs(m *image.Gray) *image.Gray {
+	out := image.NewGray(m.Rect)
+	copy(out.Pix, m.Pix)
+	rings := max(1, int(0.25*b.sw/4))
+	for range rings {
+		ring := mask.Dilate(out, 4)
+		added := 0
+		for i, v := range ring.Pix {
+			if v < 128 || out.Pix[i] >= 128 || b.pm.Pix[i] < 96 || b.front.Pix[i] >= 128 || b.upper.Pix[i] >= 128 {
+				continue
+			}
+			o := i * 4
+			c := garment.ToLab(b.img.Pix[o], b.img.Pix[o+1], b.img.Pix[o+2])
+			// Chroma close, lightness within the range of the trousers'
+			// own shading (folds, the shadowed side of a leg).
+			dL := c.L - b.legs.L
+			if math.Hypot(c.A-b.legs.A, c.B-b.legs.B) < 8 && dL > -30 && dL < 12 {
+				out.Pix[i] = 255
+				added++
+			}
+		}
+		if added == 0 {
+			break
+		}
+	}
+	return mask.Close(out, 2)
+}
+
+// frontOfBottoms narrows what lies in front to skin and hair where it
+// overlaps the old lower garment: the arm capsules' "anything that is not
+// the old top" would otherwise keep the old trousers under a hand or at a
+// knee beside it.
+func (b *body) frontOfBottoms() {
+	if b.parse == nil || b.parse.Skin == nil {
+		return
+	}
+	par := b.parse
+	f := image.NewGray(b.front.Rect)
+	copy(f.Pix, b.front.Pix)
+	for i, v := range f.Pix {
+		if v < 128 || b.lower.Pix[i] < 128 {
+			continue
+		}
+		skin := par.Skin.Pix[i] >= 128 && par.Skin.Pix[i] >= par.Clothes.Pix[i]
+		hair := par.Hair != nil && par.Hair.Pix[i] >= 128
+		o := i * 4
+		trouser := labDist(garment.ToLab(b.img.Pix[o], b.img.Pix[o+1], b.img.Pix[o+2]), b.legs) < 12
+		if !hair && (!skin || trouser) {
+			f.Pix[i] = 0
+		}
+	}
+	b.front = mask.Open(f, 1.5)
+}

@@ -130,6 +130,8 @@ func Transfer(ctx context.Context, p models.Perception, person image.Image, g *g
 	var parts []part
 	switch g.Kind {
 	case garment.KindBottom:
+		b.frontOfBottoms()
+		b.lower = b.growLegs(b.lower)
 		parts, err = placeBottom(b, g, cut, acc, f, info)
 	default:
 		parts, err = placeTop(b, g, cut, acc, f, info)
@@ -370,7 +372,11 @@ func placeTop(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fit, 
 	// Underarms: below each shoulder joint along the torso by the garment's
 	// underarm depth (in shoulder widths), slightly inward.
 	underT := func(gu, gs, j models.Point, in float64) models.Point {
-		depth := math.Min(math.Max((gu.Y-gs.Y)/gSW, 0.3), 0.8)
+		// The body's armpit lies about 0.4 shoulder widths below the
+		// joint; a dropped-shoulder or ghost-mannequin garment's deeper
+		// underarm would widen the sleeve root and push the cuff down
+		// the arm, so the depth is held near the body's.
+		depth := math.Min(math.Max((gu.Y-gs.Y)/gSW, 0.3), 0.5)
 		return wScale(add(add(j, mul(b.up, -depth*b.sw)), mul(b.right, in*0.06*b.sw)))
 	}
 	src := []models.Point{gsL, gsR, L["collar_center"], L["left_underarm"], L["right_underarm"], L["left_hem"], L["right_hem"], L["hem_center"]}
@@ -533,8 +539,13 @@ func placeSleeve(b *body, cut *image.NRGBA, pm *image.Gray, acc string, f fit, s
 	poly := []models.Point{sh, el, wr}
 	want := frac * polyLen(poly)
 	// The cuff lies past the underarm.
-	if u := unit(sub(el, sh)); dot(sub(under, sh), u)+0.15*b.sw > want {
-		want = math.Min(dot(sub(under, sh), u)+0.15*b.sw, polyLen(poly))
+	if u := unit(sub(el, sh)); dot(sub(under, sh), u)+0.1*b.sw > want {
+		want = math.Min(dot(sub(under, sh), u)+0.1*b.sw, polyLen(poly))
+	}
+	// A short sleeve (a ghost mannequin's dropped shoulder makes it look
+	// longer than it is) ends above the elbow.
+	if gl/gSW < 0.75 || gl < 1.3*dist(gs, gu) {
+		want = math.Min(want, 0.85*dist(sh, el))
 	}
 	// Truncate the arm polyline at the sleeve's length.
 	var arm []models.Point
@@ -565,6 +576,16 @@ func placeSleeve(b *body, cut *image.NRGBA, pm *image.Gray, acc string, f fit, s
 	}
 	rootHalf := dist(seam, under) / 2
 	cuffHalf := math.Max(dist(gco, gci)/2*ws, 0.5*armW*1.15)
+	// The sleeve follows the arm's silhouette: its half width at the cuff
+	// is at most a loose fit around the arm (outer reach of the person
+	// halfway along the sleeve, which includes the old sleeve).
+	if c, _ := polyAt(arm, want/2); true {
+		armOut := extent(b.pm, c, normal(want/2), 0.4*b.sw)
+		limit := math.Max(armOut*1.35, 0.5*armW*1.15)
+		if armOut > 0.05*b.sw && cuffHalf > limit {
+			cuffHalf = limit
+		}
+	}
 	// Cover the old sleeve on the outer side of the arm (the inner side
 	// runs into the torso): at least its reach halfway along the sleeve.
 	if c, _ := polyAt(arm, want/2); true {
@@ -764,9 +785,12 @@ func placeBottom(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fi
 	var boxes []image.Rectangle
 	// Trousers stay on the old trousers' region (a little wider), behind
 	// the top, arms and hands.
+	// Past the old trousers only within the person's silhouette, so that
+	// the leg edges follow the legs rather than the warp's outline.
 	legAllow := mask.Dilate(b.lower, 0.05*b.sw)
+	inPerson := mask.Dilate(mask.Binary(b.pm, 96), 0.03*b.sw)
 	for i, v := range b.upper.Pix {
-		if v >= 128 {
+		if v >= 128 || (inPerson.Pix[i] < 128 && b.lower.Pix[i] < 128) {
 			legAllow.Pix[i] = 0
 		}
 	}
@@ -934,7 +958,9 @@ func composite(b *body, kind string, parts []part, acc string, info *TransferInf
 	// clothes modulate the garment where it lies on them.
 	shade := shading(b, old, acc == AccuracyHyper)
 	if recolour != nil && covN < oldN {
-		folds := shading(b, old, true)
+		// The same lighting as the garment layer beside it, so that the
+		// recoloured remnants do not stand out as darker patches.
+		folds := shade
 		if folds == nil {
 			folds = make([]float32, w*h)
 			for i := range folds {
@@ -943,6 +969,28 @@ func composite(b *body, kind string, parts []part, acc string, info *TransferInf
 		}
 		soft := mask.GaussBlur(mask.Float(fill), w, h, 1.5)
 		rc := [3]float32{float32(recolour.R), float32(recolour.G), float32(recolour.B)}
+		// The warped garment's own mean colour over the old region (the
+		// dominant colour of the whole photo can lean to its shadows or
+		// background), so that the remnants match the garment beside them.
+		var sum [3]float64
+		var n float64
+		for _, pt := range parts {
+			for i := 0; i < w*h; i += 3 {
+				a := pt.lay.pix[i*4+3]
+				if a < 0.95 || old.Pix[i] < 128 {
+					continue
+				}
+				for c := 0; c < 3; c++ {
+					sum[c] += float64(pt.lay.pix[i*4+c] / a * 255)
+				}
+				n++
+			}
+		}
+		if n > 100 {
+			for c := range 3 {
+				rc[c] = float32(sum[c] / n)
+			}
+		}
 		for i := 0; i < w*h; i++ {
 			a := soft[i] * float32(old.Pix[i]) / 255
 			if a <= 0 {
