@@ -670,3 +670,37 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// TestHandsOnHipsHalfBody: on half-body photos the pose model puts the hips
+// far too high (here a torso of 120 px under shoulders 160 px apart, as on
+// fashn_garment.webp: 180 px under 240); the hands must still go to the
+// waist, below those hip joints, not to the chest.
+func TestHandsOnHipsHalfBody(t *testing.T) {
+	src := synthetic()
+	for _, j := range []int{23, 24} {
+		src.Joints[j].Y = 420
+	}
+	for _, text := range []string{"hands on hips", "hand on hip"} {
+		pp, err := ParsePoseText(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pp.Apply(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, w := range []int{15, 16} {
+			if got.Joints[w] == src.Joints[w] {
+				continue // the arm the text does not move
+			}
+			n++
+			if y := got.Joints[w].Y; y < 480 || y > 560 {
+				t.Errorf("%s: wrist %d at y=%.0f, want at the waist (480..560), below the detected hips at 420", text, w, y)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no wrist moved", text)
+		}
+	}
+}

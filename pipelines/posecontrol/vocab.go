@@ -284,8 +284,17 @@ func armTo(z float64, down bool, target func(f frame, t *Skeleton, side int) mod
 	}
 }
 
-func hipSide(t *Skeleton, side int) models.Point {
-	return t.Joints[legOf(side).root]
+// hipSide is the side's hip joint. On half-body photos the pose model
+// puts the hips far too high (a torso shorter than the shoulders are wide,
+// which no body has): the hip is then lowered along the body so that the
+// shoulder-to-hip distance is 1.5 shoulder widths, where such photos show
+// the waist.
+func hipSide(f frame, t *Skeleton, side int) models.Point {
+	p := t.Joints[legOf(side).root]
+	if short := 1.5*f.sw - f.spine; short > 0 {
+		p = add(p, scale(f.up, -short))
+	}
+	return p
 }
 
 func chin(t *Skeleton) models.Point {
@@ -304,12 +313,12 @@ var vocabulary = []entry{
 	{Name: "hands on hips", Phrases: []string{"hands on hips", "hands on her hips", "hands on his hips", "hands on the hips", "hands on waist", "hands on her waist", "hands on his waist", "akimbo", "arms akimbo"},
 		Doc: "both hands on the waist, elbows out",
 		effects: both(armTo(0, false, func(f frame, t *Skeleton, side int) models.Point {
-			return add(add(hipSide(t, side), scale(f.up, 0.18*f.spine)), scale(f.outward(side), 0.5*f.hw))
+			return add(add(hipSide(f, t, side), scale(f.up, 0.18*f.spine)), scale(f.outward(side), 0.5*f.hw))
 		}))},
 	{Name: "hand on hip", Phrases: []string{"hand on hip", "hand on her hip", "hand on his hip", "hand on the hip", "hand on {side} hip", "hand on her {side} hip", "hand on his {side} hip", "hand on waist", "one hand on hip"},
 		Sided: true, DefSide: sideLeft, Doc: "one hand on the waist, elbow out (default: left)",
 		effects: one(armTo(0, false, func(f frame, t *Skeleton, side int) models.Point {
-			return add(add(hipSide(t, side), scale(f.up, 0.18*f.spine)), scale(f.outward(side), 0.5*f.hw))
+			return add(add(hipSide(f, t, side), scale(f.up, 0.18*f.spine)), scale(f.outward(side), 0.5*f.hw))
 		}))},
 	{Name: "arms raised", Phrases: []string{"arms raised", "raised arms", "raising arms", "raising her arms", "raising his arms", "arms up", "hands up", "arms in the air", "hands in the air", "arms overhead", "arms above head", "hands above head", "both arms raised", "both arms up", "victory pose", "celebrating"},
 		Doc:     "both arms up above the shoulders",
@@ -353,12 +362,12 @@ var vocabulary = []entry{
 	{Name: "hand in pocket", Phrases: []string{"hand in pocket", "hand in her pocket", "hand in his pocket", "hand in the pocket", "hand in {side} pocket", "one hand in pocket", "hand in her {side} pocket", "hand in his {side} pocket"},
 		Sided: true, DefSide: sideLeft, Doc: "one hand at the front trouser pocket (default: left)",
 		effects: one(armTo(-0.1*f0, false, func(f frame, t *Skeleton, side int) models.Point {
-			return add(add(hipSide(t, side), scale(f.up, -0.1*f.spine)), scale(f.outward(side), -0.05*f.hw))
+			return add(add(hipSide(f, t, side), scale(f.up, -0.1*f.spine)), scale(f.outward(side), -0.05*f.hw))
 		}))},
 	{Name: "hands in pockets", Phrases: []string{"hands in pockets", "hands in her pockets", "hands in his pockets", "hands in the pockets", "both hands in pockets"},
 		Doc: "both hands at the front pockets",
 		effects: both(armTo(-0.1*f0, false, func(f frame, t *Skeleton, side int) models.Point {
-			return add(add(hipSide(t, side), scale(f.up, -0.1*f.spine)), scale(f.outward(side), -0.05*f.hw))
+			return add(add(hipSide(f, t, side), scale(f.up, -0.1*f.spine)), scale(f.outward(side), -0.05*f.hw))
 		}))},
 	{Name: "arms behind back", Phrases: []string{"arms behind back", "arms behind her back", "arms behind his back", "hands behind back", "hands behind her back", "hands behind his back", "arms behind the back", "hands behind the back"},
 		Doc: "both hands behind the lower back (drawn behind the body)",
