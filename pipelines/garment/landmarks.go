@@ -529,6 +529,32 @@ func wornLandmarks(ctx context.Context, p models.Perception, img *image.RGBA, g 
 		return pt(float64(x), float64(y))
 	}
 	lm["left_shoulder"], lm["right_shoulder"] = up(a), up(b)
+	// The pose's shoulder joints sit well inside the garment's shoulder
+	// line (seams at the tips of the shoulders): the clothes mask's run a
+	// little below the collar, where it is widest before the sleeves hang
+	// down, gives the tips. Taking the joints would make the garment's
+	// shoulder span too narrow, and the transfer would scale the whole
+	// garment up (a boxy body, wide sleeves).
+	jw := math.Abs(b.X - a.X)
+	tipL, tipR, tips := 0, 0, false
+	if cxi := int((a.X + b.X) / 2); jw > 4 {
+		y0 := min(a.Y, b.Y)
+		for _, f := range []float64{0.08, 0.12, 0.16} {
+			if l, r, ok := s.run(int(y0+f*jw), cxi); ok && float64(r-l) > jw*1.1 && float64(r-l) < jw*2 && r-l > tipR-tipL {
+				tipL, tipR, tips = l, r, true
+			}
+		}
+	}
+	var underL, underR models.Point
+	if tips {
+		span := float64(tipR - tipL)
+		in := int(0.04 * span)
+		lm["left_shoulder"] = up(models.Keypoint{X: float64(tipL + in), Y: a.Y})
+		lm["right_shoulder"] = up(models.Keypoint{X: float64(tipR - in), Y: b.Y})
+		// The armpit of a worn tee: about half the span below the tips.
+		underL = pt(float64(tipL)+0.14*span, lm["left_shoulder"].Y+0.5*span)
+		underR = pt(float64(tipR)-0.14*span, lm["right_shoulder"].Y+0.5*span)
+	}
 	along := func(sh, el, wr models.Keypoint) models.Point {
 		last := pt(sh.X, sh.Y)
 		for _, seg := range [][2]models.Keypoint{{sh, el}, {el, wr}} {
@@ -565,6 +591,9 @@ func wornLandmarks(ctx context.Context, p models.Perception, img *image.RGBA, g 
 	cx := (a.X + b.X) / 2
 	lm["left_underarm"] = pt(a.X+0.1*sw, a.Y+0.45*math.Abs(sw))
 	lm["right_underarm"] = pt(b.X-0.1*sw, b.Y+0.45*math.Abs(sw))
+	if tips {
+		lm["left_underarm"], lm["right_underarm"] = underL, underR
+	}
 	bottom := g.BBox.Max.Y - 1
 	for y := g.BBox.Max.Y - 1; y > g.BBox.Min.Y; y-- {
 		if s.on(int(cx), y) {

@@ -350,12 +350,13 @@ func (b *body) grow(m *image.Gray, c garment.Lab) *image.Gray {
 	return mask.Close(out, 2)
 }
 
-// growLegs extends the old lower garment geodesically (rings of 4 px, up
-// to a quarter shoulder width) over the person's pixels whose colour is
-// close to the old trousers', outside the upper garment and what lies in
-// front: the parsing often misses a foreshortened shin or a knee beside a
-// hand, and those patches of the old trousers would otherwise stay.
-func (b *body) growLegs(m *image.Gray) *image.Gray {
+// growLike extends an old garment region geodesically (rings of 4 px, up
+// to a quarter shoulder width) over the person's pixels whose colour
+// matches the garment's (ref), outside other and what lies in front: the
+// parsing often misses a foreshortened shin, a knee beside a hand or the
+// underside of a sleeve, and those patches of the old garment would
+// otherwise stay.
+func (b *body) growLike(m *image.Gray, ref garment.Lab, other *image.Gray) *image.Gray {
 	out := image.NewGray(m.Rect)
 	copy(out.Pix, m.Pix)
 	rings := max(1, int(0.25*b.sw/4))
@@ -363,15 +364,10 @@ func (b *body) growLegs(m *image.Gray) *image.Gray {
 		ring := mask.Dilate(out, 4)
 		added := 0
 		for i, v := range ring.Pix {
-			if v < 128 || out.Pix[i] >= 128 || b.pm.Pix[i] < 96 || b.front.Pix[i] >= 128 || b.upper.Pix[i] >= 128 {
+			if v < 128 || out.Pix[i] >= 128 || b.pm.Pix[i] < 96 || b.front.Pix[i] >= 128 || other.Pix[i] >= 128 {
 				continue
 			}
-			o := i * 4
-			c := garment.ToLab(b.img.Pix[o], b.img.Pix[o+1], b.img.Pix[o+2])
-			// Chroma close, lightness within the range of the trousers'
-			// own shading (folds, the shadowed side of a leg).
-			dL := c.L - b.legs.L
-			if math.Hypot(c.A-b.legs.A, c.B-b.legs.B) < 8 && dL > -30 && dL < 12 {
+			if b.like(i, ref) {
 				out.Pix[i] = 255
 				added++
 			}
@@ -381,6 +377,16 @@ func (b *body) growLegs(m *image.Gray) *image.Gray {
 		}
 	}
 	return mask.Close(out, 2)
+}
+
+// like reports whether pixel i has the garment colour ref: chroma close,
+// lightness within the range of the garment's own shading (folds, the
+// shadowed side of a leg).
+func (b *body) like(i int, ref garment.Lab) bool {
+	o := i * 4
+	c := garment.ToLab(b.img.Pix[o], b.img.Pix[o+1], b.img.Pix[o+2])
+	dL := c.L - ref.L
+	return math.Hypot(c.A-ref.A, c.B-ref.B) < 8 && dL > -30 && dL < 12
 }
 
 // frontOfBottoms narrows what lies in front to skin and hair where it

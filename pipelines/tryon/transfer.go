@@ -131,7 +131,7 @@ func Transfer(ctx context.Context, p models.Perception, person image.Image, g *g
 	switch g.Kind {
 	case garment.KindBottom:
 		b.frontOfBottoms()
-		b.lower = b.growLegs(b.lower)
+		b.lower = b.growLike(b.lower, b.legs, b.upper)
 		parts, err = placeBottom(b, g, cut, acc, f, info)
 	default:
 		parts, err = placeTop(b, g, cut, acc, f, info)
@@ -337,6 +337,20 @@ func placeTop(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fit, 
 	raise := dot(sub(mSeam, mid(b.shL, b.shR)), b.up)
 	// A regular tee (1.55 shoulder widths long) ends just above the hips.
 	hemDist := (b.torsoLen + raise) * (ratio / 1.55) * f.length
+	// A top a little shorter than the old one would leave a band of the
+	// old top to inpaint (a visible smear over the waistband): within
+	// 0.3 of the torso length the hem comes down to the old top's (the
+	// garment's lower band stretches); a cropped top stays cropped.
+	if f.length >= 1 {
+		var lows []float64
+		for _, t := range []float64{-0.2, 0, 0.2} {
+			c := add(mSeam, mul(b.right, t*b.sw))
+			lows = append(lows, extent(b.upper, c, mul(b.up, -1), 2*b.torsoLen))
+		}
+		if oldLen := med(lows); oldLen > hemDist && oldLen-hemDist < 0.3*b.torsoLen {
+			hemDist = oldLen
+		}
+	}
 	// The old top's width and centre low on the torso (median over three
 	// levels, so that sleeves or a gap do not dominate).
 	var ws, cs []float64
