@@ -507,6 +507,21 @@ func (r *Reposer) layers(ctx context.Context, skin *image.Gray) error {
 		}
 		legTex = t
 	}
+	// The body reaches one pixel under the limbs beside it (its texture is
+	// inpainted there): a limb's soft edge over the body's hard one would
+	// otherwise let the plate show through as a thin line.
+	bodyLab := image.NewGray(image.Rect(0, 0, w, h))
+	for i, l := range label {
+		if l == partBody && cov[partBody][i] > 128 {
+			bodyLab.Pix[i] = 255
+		}
+	}
+	under := scene.Dilate(bodyLab, 1.5)
+	for i, l := range label {
+		if l > partBody && under.Pix[i] != 0 {
+			cov[partBody][i] = max(cov[partBody][i], cov[l][i])
+		}
+	}
 	for k := 1; k < nParts; k++ {
 		blur1(cov[k], w, h)
 	}
