@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"fashiond/models"
+	"fashiond/pipelines/raster"
 )
 
 // Dress recolours and re-textures the garments of spec on the person in
@@ -50,15 +51,15 @@ func (e *RegionError) Error() string {
 func dress(src *image.RGBA, r *regions, spec Spec, seed int64) (*image.RGBA, error) {
 	out := rgbaCopy(src)
 	for _, g := range spec.Garments {
-		alpha := map[string]*plane{RegionTop: r.top, RegionBottom: r.bottom, RegionFull: r.full}[g.Region]
+		alpha := map[string]*raster.Plane{RegionTop: r.top, RegionBottom: r.bottom, RegionFull: r.full}[g.Region]
 		if alpha == nil {
 			return nil, fmt.Errorf("prompt-tryon: unknown region %q", g.Region)
 		}
 		var area float64
-		for _, v := range alpha.p {
+		for _, v := range alpha.P {
 			area += float64(v)
 		}
-		area /= float64(len(alpha.p))
+		area /= float64(len(alpha.P))
 		if area < 0.005 {
 			return nil, &RegionError{Region: g.Region, Area: area}
 		}
@@ -93,7 +94,7 @@ func jitter(c [3]uint8, seed int64, rng *rand.Rand) [3]uint8 {
 }
 
 // paintGarment writes one garment into out (reading the original from src).
-func paintGarment(out, src *image.RGBA, r *regions, alpha *plane, g Garment, seed int64) {
+func paintGarment(out, src *image.RGBA, r *regions, alpha *raster.Plane, g Garment, seed int64) {
 	w, h := r.w, r.h
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 
@@ -101,9 +102,9 @@ func paintGarment(out, src *image.RGBA, r *regions, alpha *plane, g Garment, see
 	// Lab colour (the garment's own colour, used as the pattern ground).
 	var lums []float32
 	var sl, sa, sb, sn float64
-	for i, a := range alpha.p {
+	for i, a := range alpha.P {
 		if a > 0.5 {
-			lums = append(lums, r.lum.p[i])
+			lums = append(lums, r.lum.P[i])
 			if i%3 == 0 {
 				px := src.Pix[(i/w)*src.Stride+(i%w)*4:]
 				l, aa, bb := rgbToLab([3]uint8{px[0], px[1], px[2]})
@@ -170,17 +171,17 @@ func paintGarment(out, src *image.RGBA, r *regions, alpha *plane, g Garment, see
 
 	pat := newPatternField(r, g.Pattern, rng, seed != 0)
 
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			row := src.Pix[y*src.Stride:]
 			orow := out.Pix[y*out.Stride:]
 			for x := 0; x < w; x++ {
 				i := y*w + x
-				al := alpha.p[i]
+				al := alpha.P[i]
 				if al < 0.002 {
 					continue
 				}
-				s := float64(r.lum.p[i]) / yref
+				s := float64(r.lum.P[i]) / yref
 				s = math.Min(math.Max(s, 0.25), 1.6)
 				s = 1 + (s-1)*damp
 				fa, fb := pat.at(x, y)
@@ -202,6 +203,7 @@ func paintGarment(out, src *image.RGBA, r *regions, alpha *plane, g Garment, see
 			}
 		}
 	})
+
 }
 
 // shoulder compresses linear values above 0.85 smoothly toward 1.

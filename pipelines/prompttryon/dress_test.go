@@ -14,6 +14,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
 	"fashiond/pipelines/presets"
+	"fashiond/pipelines/raster"
 )
 
 type fixture struct {
@@ -52,7 +53,7 @@ func pixLab(img *image.RGBA, i int) (float64, float64, float64) {
 
 // ssimOutside is the mean SSIM (luma, 8x8 windows, stride 4) over the
 // windows that contain no pixel of the mask (alpha > 0).
-func ssimOutside(a, b *image.RGBA, mask *plane) (float64, int) {
+func ssimOutside(a, b *image.RGBA, mask *raster.Plane) (float64, int) {
 	w, h := a.Rect.Dx(), a.Rect.Dy()
 	y := func(img *image.RGBA, x, yy int) float64 {
 		p := img.Pix[yy*img.Stride+x*4:]
@@ -67,7 +68,7 @@ func ssimOutside(a, b *image.RGBA, mask *plane) (float64, int) {
 			var ma, mb, va, vb, cov float64
 			for yy := y0; yy < y0+8; yy++ {
 				for xx := x0; xx < x0+8; xx++ {
-					if mask.p[yy*w+xx] > 0 {
+					if mask.P[yy*w+xx] > 0 {
 						continue win
 					}
 					ma += y(a, xx, yy)
@@ -116,12 +117,12 @@ func TestNamedColourInRegion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			alpha := map[string]*plane{RegionTop: f.r.top, RegionBottom: f.r.bottom, RegionFull: f.r.full}[c.region]
+			alpha := map[string]*raster.Plane{RegionTop: f.r.top, RegionBottom: f.r.bottom, RegionFull: f.r.full}[c.region]
 			_, ta, tb := rgbToLab(spec.Garments[0].Colour.RGB)
 			target := hueDeg(ta, tb)
 			var sx, sy, de float64
 			n, in := 0, 0
-			for i, a := range alpha.p {
+			for i, a := range alpha.P {
 				if a < 0.9 {
 					continue
 				}
@@ -168,10 +169,10 @@ func TestNamedColourInRegion(t *testing.T) {
 // one-piece suit of the astronaut (cut off at the waist: no bottom).
 func TestGarmentRegionsOnRealPhotos(t *testing.T) {
 	f := photo(t, "images/fashn_model.webp")
-	at := func(r *regions, m *plane, x, y int) float32 { return m.p[y*r.w+x] }
+	at := func(r *regions, m *raster.Plane, x, y int) float32 { return m.P[y*r.w+x] }
 	checks := []struct {
 		name string
-		m    *plane
+		m    *raster.Plane
 		x, y int
 		lo   bool
 	}{
@@ -227,7 +228,7 @@ func TestStripesArePeriodic(t *testing.T) {
 			l, _, _ := pixLab(out, int(math.Round(y))*f.r.w+int(math.Round(x)))
 			return l
 		}
-		inTop := func(x, y float64) bool { return f.r.top.p[int(math.Round(y))*f.r.w+int(math.Round(x))] > 0.95 }
+		inTop := func(x, y float64) bool { return f.r.top.P[int(math.Round(y))*f.r.w+int(math.Round(x))] > 0.95 }
 		cx, cy := 560.0, 480.0
 		ux, uy := -f.r.upY, f.r.upX  // across
 		vx, vy := -f.r.upX, -f.r.upY // down
@@ -313,7 +314,7 @@ func TestPatternsChangeTexture(t *testing.T) {
 		for y := 420; y < 600; y++ {
 			for x := 480; x < 660; x++ {
 				i := y*f.r.w + x
-				if f.r.top.p[i] > 0.95 {
+				if f.r.top.P[i] > 0.95 {
 					l, _, _ := pixLab(out, i)
 					l0, _, _ := pixLab(f.src, i)
 					in, orig = append(in, l), append(orig, l0)
@@ -328,7 +329,7 @@ func TestPatternsChangeTexture(t *testing.T) {
 			var sx, sy float64
 			for y := 420; y < 600; y++ {
 				for x := 480; x < 660; x++ {
-					if i := y*f.r.w + x; f.r.top.p[i] > 0.95 {
+					if i := y*f.r.w + x; f.r.top.P[i] > 0.95 {
 						_, a, b := pixLab(out, i)
 						sx, sy = sx+a, sy+b
 					}

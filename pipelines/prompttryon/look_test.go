@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/raster"
 )
 
 // TestWriteLooks writes dressed photos for people to look at into
@@ -51,10 +52,10 @@ func TestWriteLooks(t *testing.T) {
 
 func maskImage(r *regions) *image.RGBA {
 	m := image.NewRGBA(image.Rect(0, 0, r.w, r.h))
-	for i := range r.top.p {
-		m.Pix[i*4] = uint8(clamp01(r.top.p[i]) * 255)
-		m.Pix[i*4+1] = uint8(clamp01(r.bottom.p[i]) * 255)
-		m.Pix[i*4+2] = uint8(clamp01(r.person.p[i]) * 100)
+	for i := range r.top.P {
+		m.Pix[i*4] = uint8(raster.Clamp01(r.top.P[i]) * 255)
+		m.Pix[i*4+1] = uint8(raster.Clamp01(r.bottom.P[i]) * 255)
+		m.Pix[i*4+2] = uint8(raster.Clamp01(r.person.P[i]) * 100)
 		m.Pix[i*4+3] = 255
 	}
 	return m

@@ -3,6 +3,8 @@ package prompttryon
 import (
 	"math"
 	"math/rand/v2"
+
+	"fashiond/pipelines/raster"
 )
 
 // patternField evaluates a pattern over the image in a body frame: u runs
@@ -15,9 +17,9 @@ type patternField struct {
 	period         float64 // pixels
 	phaseU, phaseV float64 // in periods
 	wx, wy         float64
-	ux, uy         float64 // across (unit)
-	vx, vy         float64 // down (unit)
-	fold           *plane  // v displacement in pixels
+	ux, uy         float64       // across (unit)
+	vx, vy         float64       // down (unit)
+	fold           *raster.Plane // v displacement in pixels
 	seed           uint64
 }
 
@@ -42,12 +44,12 @@ func newPatternField(r *regions, kind string, rng *rand.Rand, vary bool) *patter
 		pf.phaseU, pf.phaseV = rng.Float64(), rng.Float64()
 	}
 	// Fold displacement from the luminance detail.
-	base := wideBlur(r.lum, math.Max(r.shoulder*0.05, 2))
-	pf.fold = newPlane(r.w, r.h)
+	base := raster.WideBlur(r.lum, math.Max(r.shoulder*0.05, 2))
+	pf.fold = raster.NewPlane(r.w, r.h)
 	amp := float32(r.shoulder * 0.04)
-	for i, l := range r.lum.p {
-		d := (l - base.p[i]) / (base.p[i] + 0.02)
-		pf.fold.p[i] = amp * min(max(d, -1.5), 1.5)
+	for i, l := range r.lum.P {
+		d := (l - base.P[i]) / (base.P[i] + 0.02)
+		pf.fold.P[i] = amp * min(max(d, -1.5), 1.5)
 	}
 	return pf
 }
@@ -82,7 +84,7 @@ func (pf *patternField) at(x, y int) (float32, float32) {
 	}
 	dx, dy := float64(x)-pf.wx, float64(y)-pf.wy
 	u := dx*pf.ux + dy*pf.uy
-	v := dx*pf.vx + dy*pf.vy + float64(pf.fold.p[y*pf.fold.w+x])
+	v := dx*pf.vx + dy*pf.vy + float64(pf.fold.P[y*pf.fold.W+x])
 	P := pf.period
 	fu, fv := u/P+pf.phaseU, v/P+pf.phaseV
 	px := 1 / P

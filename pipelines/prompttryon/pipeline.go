@@ -23,6 +23,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/presets"
+	"fashiond/pipelines/raster"
 	"fashiond/pipelines/style"
 
 	xdraw "golang.org/x/image/draw"
@@ -241,8 +242,8 @@ func fitPixels(img image.Image, maxPx int) *image.RGBA {
 // personMask returns the fused person mask as an image for the style stage.
 func (r *regions) personMask() *image.Gray {
 	g := image.NewGray(image.Rect(0, 0, r.w, r.h))
-	for i, v := range r.person.p {
-		g.Pix[i] = uint8(clamp01(v)*255 + 0.5)
+	for i, v := range r.person.P {
+		g.Pix[i] = uint8(raster.Clamp01(v)*255 + 0.5)
 	}
 	return g
 }

@@ -8,16 +8,17 @@ import (
 	"slices"
 
 	"fashiond/models"
+	"fashiond/pipelines/raster"
 )
 
 // regions are the soft garment masks of one person image and the body
 // frame that patterns follow.
 type regions struct {
 	w, h               int
-	top, bottom, full  *plane // 0..1 alphas, feathered
-	clothes            *plane // garment-ness before the split
-	person             *plane
-	lum                *plane // linear luminance of the image
+	top, bottom, full  *raster.Plane // 0..1 alphas, feathered
+	clothes            *raster.Plane // garment-ness before the split
+	person             *raster.Plane
+	lum                *raster.Plane // linear luminance of the image
 	waistX, waistY     float64
 	upX, upY           float64 // unit vector from the waist toward the shoulders
 	torso, shoulder    float64 // lengths in pixels
@@ -55,12 +56,12 @@ func (m *labModel) offHue(c, h float32) float32 {
 		return 0
 	}
 	cm := float32(m.chroma)
-	grey := smoothstep(0.35*cm, 0.15*cm, c)
+	grey := raster.Smoothstep(0.35*cm, 0.15*cm, c)
 	d := math.Abs(float64(h) - m.hue)
 	if d > 180 {
 		d = 360 - d
 	}
-	other := smoothstep(30, 50, float32(d)) * smoothstep(0.15*cm, 0.35*cm, c)
+	other := raster.Smoothstep(30, 50, float32(d)) * raster.Smoothstep(0.15*cm, 0.35*cm, c)
 	return max(grey, other)
 }
 
@@ -114,56 +115,54 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 	r := &regions{w: w, h: h}
 	diag := math.Hypot(float64(w), float64(h))
 
-	pm, ps := maskPlane(pose.Mask, w, h), maskPlane(sel, w, h)
-	r.person = newPlane(w, h)
-	pg := newPlane(w, h) // lenient person mask for the garments
-	for i := range r.person.p {
+	pm, ps := raster.MaskPlane(pose.Mask, w, h), raster.MaskPlane(sel, w, h)
+	r.person = raster.NewPlane(w, h)
+	pg := raster.NewPlane(w, h) // lenient person mask for the garments
+	for i := range r.person.P {
 		var v float32
 		switch {
 		case pm != nil && ps != nil:
-			v = (pm.p[i] + ps.p[i]) / 2
+			v = (pm.P[i] + ps.P[i]) / 2
 		case ps != nil:
-			v = ps.p[i]
+			v = ps.P[i]
 		case pm != nil:
-			v = pm.p[i]
+			v = pm.P[i]
 		}
-		r.person.p[i] = smoothstep(0.3, 0.7, v)
-		pg.p[i] = smoothstep(0.1, 0.45, v)
+		r.person.P[i] = raster.Smoothstep(0.3, 0.7, v)
+		pg.P[i] = raster.Smoothstep(0.1, 0.45, v)
 	}
-	clothes := maskPlane(parse.Clothes, w, h)
-	skin := maskPlane(parse.Skin, w, h)
-	hair := maskPlane(parse.Hair, w, h)
+	clothes := raster.MaskPlane(parse.Clothes, w, h)
+	skin := raster.MaskPlane(parse.Skin, w, h)
+	hair := raster.MaskPlane(parse.Hair, w, h)
 	if clothes == nil || skin == nil || hair == nil {
 		return nil, fmt.Errorf("clothes parsing returned empty masks")
 	}
-	notBody := newPlane(w, h) // 1 - max(skin, hair)
-	core := newPlane(w, h)
-	for i := range core.p {
-		nb := 1 - max(skin.p[i], hair.p[i])
-		notBody.p[i] = nb
-		core.p[i] = clothes.p[i] * pg.p[i] * nb
+	notBody := raster.NewPlane(w, h) // 1 - max(skin, hair)
+	core := raster.NewPlane(w, h)
+	for i := range core.P {
+		nb := 1 - max(skin.P[i], hair.P[i])
+		notBody.P[i] = nb
+		core.P[i] = clothes.P[i] * pg.P[i] * nb
 	}
 	r.geometry(pose, core)
 	handsFace, shoes := bodyZones(pose, w, h, r.shoulder, r.hipsFromPose)
 
 	// Lab-derived planes and luminance.
-	L, A, B := newPlane(w, h), newPlane(w, h), newPlane(w, h)
-	Cp, Hp := newPlane(w, h), newPlane(w, h) // LCh chroma and hue
-	r.lum = newPlane(w, h)
-	parallelRows(h, func(y0, y1 int) {
+	L, A, B := raster.NewPlane(w, h), raster.NewPlane(w, h), raster.NewPlane(w, h)
+	Cp, Hp := raster.NewPlane(w, h), raster.NewPlane(w, h) // LCh chroma and hue
+	r.lum = raster.NewPlane(w, h)
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			row := img.Pix[y*img.Stride:]
 			for x := 0; x < w; x++ {
 				i := y*w + x
 				lr, lg, lb := lin8[row[x*4]], lin8[row[x*4+1]], lin8[row[x*4+2]]
 				l, la, lb2 := linToLab(lr, lg, lb)
-				Cp.p[i], Hp.p[i] = float32(math.Hypot(la, lb2)), float32(hueDeg(la, lb2))
-				// rg chromaticity of linear light: invariant to shading (a
-				// multiplication of linear RGB), so a garment in shadow
-				// still matches its lit parts.
+				Cp.P[i], Hp.P[i] = float32(math.Hypot(la, lb2)), float32(hueDeg(la, lb2))
+
 				sum := lr + lg + lb + 0.01
-				L.p[i], A.p[i], B.p[i] = float32(l), float32(100*lr/sum), float32(100*lg/sum)
-				r.lum.p[i] = float32(0.2126*lr + 0.7152*lg + 0.0722*lb)
+				L.P[i], A.P[i], B.P[i] = float32(l), float32(100*lr/sum), float32(100*lg/sum)
+				r.lum.P[i] = float32(0.2126*lr + 0.7152*lg + 0.0722*lb)
 			}
 		}
 	})
@@ -174,7 +173,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 		return ((x-r.waistX)*r.upX + (y-r.waistY)*r.upY) / r.torso
 	}
 	r.topModel = fitModel(core, L, A, B, Cp, Hp, func(i int) bool { return tt(i) > 0.25 }, &r.seedCounts[0])
-	r.botModel = fitModel(core, L, A, B, Cp, Hp, func(i int) bool { return tt(i) < -0.12 && shoes.p[i] == 0 }, &r.seedCounts[1])
+	r.botModel = fitModel(core, L, A, B, Cp, Hp, func(i int) bool { return tt(i) < -0.12 && shoes.P[i] == 0 }, &r.seedCounts[1])
 	separated := false
 	if r.topModel != nil && r.botModel != nil {
 		var d float64
@@ -186,80 +185,79 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 		separated = d/3 > 4
 	}
 
-	shoeOff := newPlane(w, h)
+	shoeOff := raster.NewPlane(w, h)
 	// A skin colour model from the hands and the face, to tell a hand
 	// resting on a garment from skin-toned cloth around it.
 	var skinCount int
-	skinModel := fitModel(skin, L, A, B, Cp, Hp, func(i int) bool { return handsFace.p[i] > 0 && skin.p[i] > 0.8 }, &skinCount)
+	skinModel := fitModel(skin, L, A, B, Cp, Hp, func(i int) bool { return handsFace.P[i] > 0 && skin.P[i] > 0.8 }, &skinCount)
 	// The skin model mistakes skin-toned cloth (khaki, camel, blush) for
 	// skin: away from the hands and the face, pixels that match a garment's
 	// colour closely are not skin. Below the knees, pixels that match no
 	// garment colour are shoes, not trousers.
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for i := y0 * w; i < y1*w; i++ {
 			var dT, dB float32 = 1e9, 1e9
 			if r.topModel != nil {
-				dT = r.topModel.dist(L.p[i], A.p[i], B.p[i])
+				dT = r.topModel.dist(L.P[i], A.P[i], B.P[i])
 			}
 			if r.botModel != nil {
-				dB = r.botModel.dist(L.p[i], A.p[i], B.p[i])
+				dB = r.botModel.dist(L.P[i], A.P[i], B.P[i])
 			}
 			d := min(dT, dB)
-			dHere := dT // the garment expected at this height
+			dHere := dT
 			if tt(i) < 0 && r.hipsInFrame {
 				dHere = dB
 			}
-			trust := handsFace.p[i] // trust the skin model on hands, face and arms ...
+			trust := handsFace.P[i]
 			if trust > 0 && skinModel != nil {
-				// ... unless the pixel looks more like the garment than skin.
-				trust *= smoothstep(-0.5, 0.5, d-skinModel.dist(L.p[i], A.p[i], B.p[i]))
+
+				trust *= raster.Smoothstep(-0.5, 0.5, d-skinModel.dist(L.P[i], A.P[i], B.P[i]))
 			}
-			sk := skin.p[i] * (1 - smoothstep(3, 1.2, d)*(1-trust))
-			nb := 1 - max(sk, hair.p[i])
-			// On hands, face and arms only garment-coloured pixels are
-			// garment (a long sleeve); tattoos and shadows on skin are not.
-			nb *= 1 - handsFace.p[i]*smoothstep(2, 5, dHere)
-			if shoes.p[i] > 0 {
-				// Shoes: off the garments' colours, or much darker or
-				// lighter than the trousers (brown boots under khaki).
-				off := smoothstep(2, 6, d)
+			sk := skin.P[i] * (1 - raster.Smoothstep(3, 1.2, d)*(1-trust))
+			nb := 1 - max(sk, hair.P[i])
+
+			nb *= 1 - handsFace.P[i]*raster.Smoothstep(2, 5, dHere)
+			if shoes.P[i] > 0 {
+
+				off := raster.Smoothstep(2, 6, d)
 				if r.botModel != nil {
-					zl := math.Abs(float64(L.p[i])-r.botModel.mean[0]) / r.botModel.std[0]
-					off = max(off, smoothstep(1.4, 2.2, float32(zl)))
+					zl := math.Abs(float64(L.P[i])-r.botModel.mean[0]) / r.botModel.std[0]
+					off = max(off, raster.Smoothstep(1.4, 2.2, float32(zl)))
 				}
-				shoeOff.p[i] = off
+				shoeOff.P[i] = off
 			}
-			notBody.p[i] = nb
+			notBody.P[i] = nb
 		}
 	})
+
 	// Shoe decisions are made on a neighbourhood, so that the odd boot
 	// pixel that happens to match the trousers goes with its shoe, and
 	// below a trouser hem everything in the shoe zone is shoe.
 	cutBelowHems(pose, shoes, shoeOff, r.shoulder, r.hipsFromPose)
-	blur(shoeOff, newPlane(w, h), diag*0.006)
-	for i := range core.p {
-		if shoes.p[i] > 0 {
-			notBody.p[i] *= 1 - smoothstep(0.3, 0.55, shoeOff.p[i])
+	raster.Blur(shoeOff, raster.NewPlane(w, h), diag*0.006)
+	for i := range core.P {
+		if shoes.P[i] > 0 {
+			notBody.P[i] *= 1 - raster.Smoothstep(0.3, 0.55, shoeOff.P[i])
 		}
-		core.p[i] = clothes.p[i] * pg.p[i] * notBody.p[i]
+		core.P[i] = clothes.P[i] * pg.P[i] * notBody.P[i]
 	}
 
-	near := newPlane(w, h)
-	copy(near.p, core.p)
-	near = wideBlur(near, diag*0.04)
+	near := raster.NewPlane(w, h)
+	copy(near.P, core.P)
+	near = raster.WideBlur(near, diag*0.04)
 
-	r.clothes = newPlane(w, h)
-	pTop := newPlane(w, h)
-	parallelRows(h, func(y0, y1 int) {
+	r.clothes = raster.NewPlane(w, h)
+	pTop := raster.NewPlane(w, h)
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for i := y0 * w; i < y1*w; i++ {
 			t := tt(i)
 			logit := t / 0.01
 			var dT, dB float32 = 1e9, 1e9
 			if r.topModel != nil {
-				dT = r.topModel.dist(L.p[i], A.p[i], B.p[i])
+				dT = r.topModel.dist(L.P[i], A.P[i], B.P[i])
 			}
 			if r.botModel != nil {
-				dB = r.botModel.dist(L.p[i], A.p[i], B.p[i])
+				dB = r.botModel.dist(L.P[i], A.P[i], B.P[i])
 			}
 			if separated {
 				logit += math.Max(-6, math.Min(6, float64(dB-dT)*0.5))
@@ -268,56 +266,55 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 			if !r.hipsInFrame {
 				pt = 1
 			}
-			pTop.p[i] = pt
+			pTop.P[i] = pt
 			d := min(dT, dB)
-			dHere := dT // fill with the garment expected at this height
+			dHere := dT
 			if t < 0 && r.hipsInFrame {
 				dHere = dB
 			}
-			sim := smoothstep(6, 2, dHere)
-			fillv := sim * r.person.p[i] * notBody.p[i] * smoothstep(0.01, 0.08, near.p[i])
-			g := max(core.p[i], fillv)
+			sim := raster.Smoothstep(6, 2, dHere)
+			fillv := sim * r.person.P[i] * notBody.P[i] * raster.Smoothstep(0.01, 0.08, near.P[i])
+			g := max(core.P[i], fillv)
 			here := r.topModel
 			if (t < 0 && r.hipsInFrame && r.botModel != nil) || here == nil {
 				here = r.botModel
 			}
 			if here != nil {
-				// Off the hue of a strongly coloured garment, or nearly
-				// grey on it: cords, badges, a helmet held against it.
-				g *= 1 - here.offHue(Cp.p[i], Hp.p[i])
+
+				g *= 1 - here.offHue(Cp.P[i], Hp.P[i])
 			}
 			if r.topModel != nil || r.botModel != nil {
-				// Far off every garment colour: an object held against the
-				// body (a helmet, a bag), a badge or a print; left as it is.
-				g *= 1 - smoothstep(8, 14, d)
+
+				g *= 1 - raster.Smoothstep(8, 14, d)
 			}
-			r.clothes.p[i] = g
+			r.clothes.P[i] = g
 		}
 	})
+
 	// Close small holes, then cut skin and hair out again.
-	closed := newPlane(w, h)
-	copy(closed.p, r.clothes.p)
-	blur(closed, newPlane(w, h), diag*0.004)
-	for i := range closed.p {
-		closed.p[i] = max(r.clothes.p[i], smoothstep(0.35, 0.65, closed.p[i])) * smoothstep(0.2, 0.6, notBody.p[i]) * pg.p[i]
+	closed := raster.NewPlane(w, h)
+	copy(closed.P, r.clothes.P)
+	raster.Blur(closed, raster.NewPlane(w, h), diag*0.004)
+	for i := range closed.P {
+		closed.P[i] = max(r.clothes.P[i], raster.Smoothstep(0.35, 0.65, closed.P[i])) * raster.Smoothstep(0.2, 0.6, notBody.P[i]) * pg.P[i]
 	}
 	r.clothes = closed
-	r.full, r.top, r.bottom = newPlane(w, h), newPlane(w, h), newPlane(w, h)
-	for i := range closed.p {
-		v := closed.p[i]
-		r.full.p[i] = v
-		r.top.p[i] = v * pTop.p[i]
-		r.bottom.p[i] = v * (1 - pTop.p[i])
+	r.full, r.top, r.bottom = raster.NewPlane(w, h), raster.NewPlane(w, h), raster.NewPlane(w, h)
+	for i := range closed.P {
+		v := closed.P[i]
+		r.full.P[i] = v
+		r.top.P[i] = v * pTop.P[i]
+		r.bottom.P[i] = v * (1 - pTop.P[i])
 	}
-	for _, m := range []*plane{r.full, r.top, r.bottom} {
-		blur(m, newPlane(w, h), 0.6+diag*0.0006)
+	for _, m := range []*raster.Plane{r.full, r.top, r.bottom} {
+		raster.Blur(m, raster.NewPlane(w, h), 0.6+diag*0.0006)
 	}
 	return r, nil
 }
 
 // geometry derives the waist, the torso axis and the body scale from the
 // pose, falling back to the clothes mask's extent where joints are missing.
-func (r *regions) geometry(pose *models.Pose, core *plane) {
+func (r *regions) geometry(pose *models.Pose, core *raster.Plane) {
 	kp := pose.Keypoints
 	ls, rs := kp[models.KpLeftShoulder], kp[models.KpRightShoulder]
 	lh, rh := kp[models.KpLeftHip], kp[models.KpRightHip]
@@ -325,7 +322,7 @@ func (r *regions) geometry(pose *models.Pose, core *plane) {
 	if ls.Visibility < 0.3 || rs.Visibility < 0.3 {
 		// No shoulders: use the clothes extent, waist at 55% of it.
 		y0, y1, x0, x1 := r.h, 0, r.w, 0
-		for i, v := range core.p {
+		for i, v := range core.P {
 			if v > 0.5 {
 				x, y := i%r.w, i/r.w
 				y0, y1, x0, x1 = min(y0, y), max(y1, y), min(x0, x), max(x1, x)
@@ -375,8 +372,8 @@ func (r *regions) geometry(pose *models.Pose, core *plane) {
 // bodyZones returns masks of the hands, face and arms (near the wrist,
 // finger and face keypoints and the arm bones) and of the shoes (the lower
 // shins and the feet of visible legs).
-func bodyZones(pose *models.Pose, w, h int, sw float64, hipsOK bool) (handsFace, shoes *plane) {
-	handsFace, shoes = newPlane(w, h), newPlane(w, h)
+func bodyZones(pose *models.Pose, w, h int, sw float64, hipsOK bool) (handsFace, shoes *raster.Plane) {
+	handsFace, shoes = raster.NewPlane(w, h), raster.NewPlane(w, h)
 	kp := pose.Keypoints
 	type disc struct{ x, y, r float64 }
 	var hf, feet []disc
@@ -422,7 +419,7 @@ func bodyZones(pose *models.Pose, w, h int, sw float64, hipsOK bool) (handsFace,
 			}
 		}
 	}
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			fy := float64(y)
 			for x := 0; x < w; x++ {
@@ -430,29 +427,29 @@ func bodyZones(pose *models.Pose, w, h int, sw float64, hipsOK bool) (handsFace,
 				i := y*w + x
 				for _, d := range hf {
 					if (fx-d.x)*(fx-d.x)+(fy-d.y)*(fy-d.y) < d.r*d.r {
-						handsFace.p[i] = 1
+						handsFace.P[i] = 1
 						break
 					}
 				}
-				if handsFace.p[i] == 0 {
+				if handsFace.P[i] == 0 {
 					for _, s := range hands {
 						if segDist2(fx, fy, s.ax, s.ay, s.bx, s.by) < 0.1*0.1*sw*sw {
-							handsFace.p[i] = 1
+							handsFace.P[i] = 1
 							break
 						}
 					}
 				}
-				if handsFace.p[i] == 0 {
+				if handsFace.P[i] == 0 {
 					for _, s := range arms {
 						if segDist2(fx, fy, s.ax, s.ay, s.bx, s.by) < 0.12*0.12*sw*sw {
-							handsFace.p[i] = 1
+							handsFace.P[i] = 1
 							break
 						}
 					}
 				}
 				for _, d := range feet {
 					if (fx-d.x)*(fx-d.x)+(fy-d.y)*(fy-d.y) < d.r*d.r {
-						shoes.p[i] = 1
+						shoes.P[i] = 1
 						break
 					}
 				}
@@ -468,12 +465,13 @@ func bodyZones(pose *models.Pose, w, h int, sw float64, hipsOK bool) (handsFace,
 					}
 					px, py := s.ax+t*dx, s.ay+t*dy
 					if (fx-px)*(fx-px)+(fy-py)*(fy-py) < 0.45*0.45*sw*sw {
-						shoes.p[i] = 1
+						shoes.P[i] = 1
 					}
 				}
 			}
 		}
 	})
+
 	return handsFace, shoes
 }
 
@@ -500,9 +498,9 @@ func legsPlausible(pose *models.Pose, sw float64, hipsOK bool) [2]bool {
 // the first of two consecutive slices across the leg (from 0.35 of the
 // knee-ankle length on) in which most pixels are off the trousers' colour.
 // Below it, every pixel of the shoe zone near the leg's axis is marked off.
-func cutBelowHems(pose *models.Pose, shoes, off *plane, sw float64, hipsOK bool) {
+func cutBelowHems(pose *models.Pose, shoes, off *raster.Plane, sw float64, hipsOK bool) {
 	kp := pose.Keypoints
-	w, h := off.w, off.h
+	w, h := off.W, off.H
 	for side, ok := range legsPlausible(pose, sw, hipsOK) {
 		if !ok {
 			continue
@@ -523,7 +521,7 @@ func cutBelowHems(pose *models.Pose, shoes, off *plane, sw float64, hipsOK bool)
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
 				i := y*w + x
-				if shoes.p[i] == 0 {
+				if shoes.P[i] == 0 {
 					continue
 				}
 				t, d := proj(x, y)
@@ -532,7 +530,7 @@ func cutBelowHems(pose *models.Pose, shoes, off *plane, sw float64, hipsOK bool)
 				}
 				k := int((t - t0) / (t1 - t0) * n)
 				cnt[k]++
-				sum[k] += float64(off.p[i])
+				sum[k] += float64(off.P[i])
 			}
 		}
 		hem := math.Inf(1)
@@ -548,11 +546,11 @@ func cutBelowHems(pose *models.Pose, shoes, off *plane, sw float64, hipsOK bool)
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
 				i := y*w + x
-				if shoes.p[i] == 0 {
+				if shoes.P[i] == 0 {
 					continue
 				}
 				if t, d := proj(x, y); t > hem && d < 0.6*sw {
-					off.p[i] = 1
+					off.P[i] = 1
 				}
 			}
 		}
@@ -575,23 +573,23 @@ func segDist2(x, y, ax, ay, bx, by float64) float64 {
 // sel accepts; nil when fewer than 200 pixels qualify. Robust: the centre
 // is the median and the spread 1.5 x the normalised median absolute
 // deviation, so badges, prints and held objects do not widen it.
-func fitModel(core, L, A, B, Cp, Hp *plane, sel func(i int) bool, count *int) *labModel {
+func fitModel(core, L, A, B, Cp, Hp *raster.Plane, sel func(i int) bool, count *int) *labModel {
 	var vals [3][]float32
 	step := 1
-	if len(core.p) > 400_000 {
+	if len(core.P) > 400_000 {
 		step = 2
 	}
 	var all, bright [3][]float32
 	var hx, hy float64
 	var cs []float32
-	for i := 0; i < len(core.p); i += step {
-		if core.p[i] > 0.6 && sel(i) {
-			if L.p[i] > 20 && Cp.p[i] > 0 {
-				h := float64(Hp.p[i]) * math.Pi / 180
-				hx, hy = hx+float64(Cp.p[i])*math.Cos(h), hy+float64(Cp.p[i])*math.Sin(h)
-				cs = append(cs, Cp.p[i])
+	for i := 0; i < len(core.P); i += step {
+		if core.P[i] > 0.6 && sel(i) {
+			if L.P[i] > 20 && Cp.P[i] > 0 {
+				h := float64(Hp.P[i]) * math.Pi / 180
+				hx, hy = hx+float64(Cp.P[i])*math.Cos(h), hy+float64(Cp.P[i])*math.Sin(h)
+				cs = append(cs, Cp.P[i])
 			}
-			v := [3]float32{L.p[i], A.p[i], B.p[i]}
+			v := [3]float32{L.P[i], A.P[i], B.P[i]}
 			for c := range 3 {
 				all[c] = append(all[c], v[c])
 				if v[0] > 20 {

@@ -3,6 +3,8 @@ package style
 import (
 	"image"
 	"math"
+
+	"fashiond/pipelines/raster"
 )
 
 // apply runs the look's stages in order on a copy of src:
@@ -20,33 +22,33 @@ func (l *look) apply(src *image.RGBA, o Options) *image.RGBA {
 	w, h := src.Rect.Dx(), src.Rect.Dy()
 	diag := math.Hypot(float64(w), float64(h))
 
-	var mask *plane
+	var mask *raster.Plane
 	if o.PersonMask != nil && (l.backdrop != nil || l.flash > 0) {
-		mask = maskPlane(o.PersonMask, w, h)
+		mask = raster.MaskPlane(o.PersonMask, w, h)
 		if mask != nil {
-			blur(mask, newPlane(w, h), 0.6+diag*0.0008)
+			raster.Blur(mask, raster.NewPlane(w, h), 0.6+diag*0.0008)
 		}
 	}
 
-	R, G, B := newPlane(w, h), newPlane(w, h), newPlane(w, h)
+	R, G, B := raster.NewPlane(w, h), raster.NewPlane(w, h), raster.NewPlane(w, h)
 	gain := l.gains(src)
-	var fl *plane
+	var fl *raster.Plane
 	if l.flash > 0 {
 		fl = flashGain(w, h, mask, l.flash, diag)
 	}
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			row := src.Pix[y*src.Stride:]
 			for x := 0; x < w; x++ {
 				i := y*w + x
 				gr, gg, gb := gain[0], gain[1], gain[2]
 				if fl != nil {
-					f := fl.p[i]
+					f := fl.P[i]
 					gr, gg, gb = gr*f, gg*f, gb*f
 				}
-				R.p[i] = encode(toLinear8[row[x*4]] * gr)
-				G.p[i] = encode(toLinear8[row[x*4+1]] * gg)
-				B.p[i] = encode(toLinear8[row[x*4+2]] * gb)
+				R.P[i] = encode(toLinear8[row[x*4]] * gr)
+				G.P[i] = encode(toLinear8[row[x*4+1]] * gg)
+				B.P[i] = encode(toLinear8[row[x*4+2]] * gb)
 			}
 		}
 	})
@@ -117,15 +119,15 @@ func (l *look) gains(src *image.RGBA) [3]float32 {
 // background gets inverse-square-like falloff from the subject's centre, and
 // with a mask the person casts a hard shadow offset down and right (flash
 // above and left of the lens axis, as on a phone or a hot-shoe).
-func flashGain(w, h int, mask *plane, strength float32, diag float64) *plane {
-	out := newPlane(w, h)
+func flashGain(w, h int, mask *raster.Plane, strength float32, diag float64) *raster.Plane {
+	out := raster.NewPlane(w, h)
 	cx, cy := float32(w)*0.5, float32(h)*0.42
-	var shadow *plane
+	var shadow *raster.Plane
 	if mask != nil {
 		var sx, sy, sm float64
 		for y := 0; y < h; y += 2 {
 			for x := 0; x < w; x += 2 {
-				m := float64(mask.p[y*w+x])
+				m := float64(mask.P[y*w+x])
 				sx += m * float64(x)
 				sy += m * float64(y)
 				sm += m
@@ -136,19 +138,20 @@ func flashGain(w, h int, mask *plane, strength float32, diag float64) *plane {
 		}
 		// Shifted silhouette, slightly softened: the hard flash shadow.
 		dx, dy := int(diag*0.014), int(diag*0.02)
-		shadow = newPlane(w, h)
-		parallelRows(h, func(y0, y1 int) {
+		shadow = raster.NewPlane(w, h)
+		raster.ParallelRows(h, func(y0, y1 int) {
 			for y := max(y0, dy); y < y1; y++ {
 				if dx < w {
-					copy(shadow.p[y*w+dx:(y+1)*w], mask.p[(y-dy)*w:(y-dy+1)*w-dx])
+					copy(shadow.P[y*w+dx:(y+1)*w], mask.P[(y-dy)*w:(y-dy+1)*w-dx])
 				}
 			}
 		})
-		blur(shadow, newPlane(w, h), diag*0.004)
+
+		raster.Blur(shadow, raster.NewPlane(w, h), diag*0.004)
 	}
 	half := float32(diag * 0.5)
 	const ambient = 0.22
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			for x := 0; x < w; x++ {
 				i := y*w + x
@@ -157,19 +160,20 @@ func flashGain(w, h int, mask *plane, strength float32, diag float64) *plane {
 				radial := 1 / (1 + 2.5*rn2)
 				var m, sh float32
 				if mask != nil {
-					m = mask.p[i]
-					sh = shadow.p[i]
+					m = mask.P[i]
+					sh = shadow.P[i]
 				} else {
 					ex := (float32(x) - cx) / (0.28 * float32(w))
 					ey := (float32(y) - cy) / (0.48 * float32(h))
-					m = smoothstep(1.3, 0.7, ex*ex+ey*ey)
+					m = raster.Smoothstep(1.3, 0.7, ex*ex+ey*ey)
 				}
 				subject := 1.25 * (0.75 + 0.25*radial)
 				bg := 0.45 * radial * radial * (1 - 0.85*sh)
-				out.p[i] = ambient + strength*(m*subject+(1-m)*bg) + (1-strength)*(1-ambient)
+				out.P[i] = ambient + strength*(m*subject+(1-m)*bg) + (1-strength)*(1-ambient)
 			}
 		}
 	})
+
 	return out
 }
 
@@ -178,14 +182,14 @@ func flashGain(w, h int, mask *plane, strength float32, diag float64) *plane {
 // that begins near the person's feet (or below the frame when the feet are
 // cut off), and a soft occlusion shadow around the person that is strongest
 // on the floor.
-func (bd *backdrop) paint(R, G, B, mask *plane, diag float64) {
-	w, h := R.w, R.h
+func (bd *backdrop) paint(R, G, B, mask *raster.Plane, diag float64) {
+	w, h := R.W, R.H
 	// Person extent from the mask rows.
 	top, bottom := -1, -1
 	var sx, sm float64
 	for y := 0; y < h; y++ {
 		var mass float64
-		row := mask.p[y*w : (y+1)*w]
+		row := mask.P[y*w : (y+1)*w]
 		for x, m := range row {
 			mass += float64(m)
 			sx += float64(m) * float64(x)
@@ -211,14 +215,14 @@ func (bd *backdrop) paint(R, G, B, mask *plane, diag float64) {
 		yf = 1.08 * fh // feet cut off: the sweep lies below the frame
 	}
 	lx, ly := cx, float32(top)+0.35*float32(bottom-top)
-	occ := wideBlur(mask, diag*0.03)
-	parallelRows(h, func(y0, y1 int) {
+	occ := raster.WideBlur(mask, diag*0.03)
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			fy := float32(y)
-			t := smoothstep(yf-0.18*fh, yf+0.02*fh, fy) // wall -> floor
+			t := raster.Smoothstep(yf-0.18*fh, yf+0.02*fh, fy)
 			for x := 0; x < w; x++ {
 				i := y*w + x
-				m := mask.p[i]
+				m := mask.P[i]
 				if m >= 0.999 {
 					continue
 				}
@@ -226,40 +230,40 @@ func (bd *backdrop) paint(R, G, B, mask *plane, diag float64) {
 				dx, dy := (fx-lx)/(0.9*float32(w)), (fy-ly)/(0.9*fh)
 				wallF := max(1.04-bd.falloff*(dx*dx+dy*dy)*2, 0.55)
 				sideF := 1 - 0.5*bd.falloff*((fx-cx)/float32(w))*((fx-cx)/float32(w))
-				// Shadow only on the floor, where the body meets it (not
-				// a dark halo around the whole figure on the wall).
-				shade := 1 - bd.shadow*occ.p[i]*t*t
-				r, g, b := R.p[i], G.p[i], B.p[i]
+
+				shade := 1 - bd.shadow*occ.P[i]*t*t
+				r, g, b := R.P[i], G.P[i], B.P[i]
 				lo := luma(r, g, b)
-				orig := 0.55 + 0.45*lo // original background, desaturated and brightened
+				orig := 0.55 + 0.45*lo
 				var c [3]float32
 				for k := range 3 {
 					paper := bd.wall[k]*wallF*(1-t) + bd.floor[k]*sideF*t
 					c[k] = (paper*(1-bd.keep) + orig*paper*bd.keep/0.8) * shade
 				}
-				R.p[i] = m*r + (1-m)*c[0]
-				G.p[i] = m*g + (1-m)*c[1]
-				B.p[i] = m*b + (1-m)*c[2]
+				R.P[i] = m*r + (1-m)*c[0]
+				G.P[i] = m*g + (1-m)*c[1]
+				B.P[i] = m*b + (1-m)*c[2]
 			}
 		}
 	})
+
 }
 
 // localTone applies smartphone-style local tone mapping (compress the
 // low-frequency base toward mid-grey, keep the detail) and/or clarity
 // (boost local contrast in the mid-tones).
-func (l *look) localTone(R, G, B *plane, diag float64) {
-	w, h := R.w, R.h
+func (l *look) localTone(R, G, B *raster.Plane, diag float64) {
+	w, h := R.W, R.H
 	L := lumaPlane(R, G, B)
 	sigma := diag * 0.015
 	if l.hdr > 0 {
 		sigma = diag * 0.03
 	}
-	base := wideBlur(L, sigma)
+	base := raster.WideBlur(L, sigma)
 	hdr, cl := l.hdr, l.clarity
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for i := y0 * w; i < y1*w; i++ {
-			lv, bv := L.p[i], base.p[i]
+			lv, bv := L.P[i], base.P[i]
 			detail := lv - bv
 			var nl float32
 			if hdr > 0 {
@@ -270,15 +274,16 @@ func (l *look) localTone(R, G, B *plane, diag float64) {
 				nl = lv + cl*detail*mid*1.5
 			}
 			d := nl - lv
-			R.p[i] += d
-			G.p[i] += d
-			B.p[i] += d
+			R.P[i] += d
+			G.P[i] += d
+			B.P[i] += d
 		}
 	})
+
 }
 
 // grade applies the tone curves, saturation/vibrance and split toning.
-func (l *look) grade(R, G, B *plane) {
+func (l *look) grade(R, G, B *raster.Plane) {
 	master := newCurve(l.curve...)
 	var ch [3]*curve
 	for c := range ch {
@@ -293,10 +298,10 @@ func (l *look) grade(R, G, B *plane) {
 	vib := l.vib
 	ts, th := toneTint(float64(l.shadowHue)), toneTint(float64(l.highHue))
 	sa, ha := l.shadowAmt, l.highAmt
-	w := R.w
-	parallelRows(R.h, func(y0, y1 int) {
+	w := R.W
+	raster.ParallelRows(R.H, func(y0, y1 int) {
 		for i := y0 * w; i < y1*w; i++ {
-			r, g, b := master.at(R.p[i]), master.at(G.p[i]), master.at(B.p[i])
+			r, g, b := master.at(R.P[i]), master.at(G.P[i]), master.at(B.P[i])
 			if ch[0] != nil {
 				r = ch[0].at(r)
 			}
@@ -315,66 +320,69 @@ func (l *look) grade(R, G, B *plane) {
 				b = lv + (b-lv)*f
 			}
 			if sa != 0 || ha != 0 {
-				lc := clamp01(lv)
+				lc := raster.Clamp01(lv)
 				ws := (1 - lc) * (1 - lc) * sa
 				wh := lc * lc * ha
 				r += ws*ts[0] + wh*th[0]
 				g += ws*ts[1] + wh*th[1]
 				b += ws*ts[2] + wh*th[2]
 			}
-			R.p[i], G.p[i], B.p[i] = r, g, b
+			R.P[i], G.P[i], B.P[i] = r, g, b
 		}
 	})
+
 }
 
 // glow adds bloom (wide, white or tinted) or halation (narrow, red): the
 // highlights above the threshold are blurred and screened back on.
-func (l *look) glow(R, G, B *plane, diag float64) {
-	w, h := R.w, R.h
-	bright := newPlane(w, h)
+func (l *look) glow(R, G, B *raster.Plane, diag float64) {
+	w, h := R.W, R.H
+	bright := raster.NewPlane(w, h)
 	thr := l.bloomThr
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for i := y0 * w; i < y1*w; i++ {
-			lv := luma(R.p[i], G.p[i], B.p[i])
+			lv := luma(R.P[i], G.P[i], B.P[i])
 			if lv > thr {
-				bright.p[i] = (lv - thr) / (1 - thr)
+				bright.P[i] = (lv - thr) / (1 - thr)
 			}
 		}
 	})
-	gl := wideBlur(bright, diag*float64(l.bloomSigma))
+
+	gl := raster.WideBlur(bright, diag*float64(l.bloomSigma))
 	tint := l.bloomTint
 	if tint == ([3]float32{}) {
 		tint = [3]float32{1, 1, 1}
 	}
 	a := l.bloom
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for i := y0 * w; i < y1*w; i++ {
-			g := a * gl.p[i]
+			g := a * gl.P[i]
 			if g == 0 {
 				continue
 			}
-			R.p[i] = 1 - (1-clamp01(R.p[i]))*(1-g*tint[0])
-			G.p[i] = 1 - (1-clamp01(G.p[i]))*(1-g*tint[1])
-			B.p[i] = 1 - (1-clamp01(B.p[i]))*(1-g*tint[2])
+			R.P[i] = 1 - (1-raster.Clamp01(R.P[i]))*(1-g*tint[0])
+			G.P[i] = 1 - (1-raster.Clamp01(G.P[i]))*(1-g*tint[1])
+			B.P[i] = 1 - (1-raster.Clamp01(B.P[i]))*(1-g*tint[2])
 		}
 	})
+
 }
 
 // aberrate scales the red channel outward and the blue channel inward about
 // the centre (lateral chromatic aberration); px is the shift at the corner.
-func aberrate(R, B *plane, px float32) (*plane, *plane) {
-	w, h := R.w, R.h
+func aberrate(R, B *raster.Plane, px float32) (*raster.Plane, *raster.Plane) {
+	w, h := R.W, R.H
 	half := float32(math.Hypot(float64(w), float64(h)) / 2)
 	k := px / half
 	return radialScale(R, 1/(1+k)), radialScale(B, 1/(1-k))
 }
 
 // radialScale samples src at centre + (p-centre)*s with bilinear filtering.
-func radialScale(src *plane, s float32) *plane {
-	w, h := src.w, src.h
-	out := newPlane(w, h)
+func radialScale(src *raster.Plane, s float32) *raster.Plane {
+	w, h := src.W, src.H
+	out := raster.NewPlane(w, h)
 	cx, cy := float32(w-1)/2, float32(h-1)/2
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			sy := cy + (float32(y)-cy)*s
 			iy := int(sy)
@@ -385,34 +393,36 @@ func radialScale(src *plane, s float32) *plane {
 				ix := int(sx)
 				fx := sx - float32(ix)
 				xa, xb := min(max(ix, 0), w-1), min(max(ix+1, 0), w-1)
-				a := src.p[ya*w+xa] + (src.p[ya*w+xb]-src.p[ya*w+xa])*fx
-				b := src.p[yb*w+xa] + (src.p[yb*w+xb]-src.p[yb*w+xa])*fx
-				out.p[y*w+x] = a + (b-a)*fy
+				a := src.P[ya*w+xa] + (src.P[ya*w+xb]-src.P[ya*w+xa])*fx
+				b := src.P[yb*w+xa] + (src.P[yb*w+xb]-src.P[yb*w+xa])*fx
+				out.P[y*w+x] = a + (b-a)*fy
 			}
 		}
 	})
+
 	return out
 }
 
 // sharpen is an unsharp mask on luma, added equally to all channels so it
 // does not create colour fringes.
-func sharpen(R, G, B *plane, amount, sigma float32) {
-	w, h := R.w, R.h
+func sharpen(R, G, B *raster.Plane, amount, sigma float32) {
+	w, h := R.W, R.H
 	if sigma <= 0 {
 		sigma = 1
 	}
 	L := lumaPlane(R, G, B)
-	bl := newPlane(w, h)
-	copy(bl.p, L.p)
-	blur(bl, newPlane(w, h), float64(sigma))
-	parallelRows(h, func(y0, y1 int) {
+	bl := raster.NewPlane(w, h)
+	copy(bl.P, L.P)
+	raster.Blur(bl, raster.NewPlane(w, h), float64(sigma))
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for i := y0 * w; i < y1*w; i++ {
-			d := amount * (L.p[i] - bl.p[i])
-			R.p[i] += d
-			G.p[i] += d
-			B.p[i] += d
+			d := amount * (L.P[i] - bl.P[i])
+			R.P[i] += d
+			G.P[i] += d
+			B.P[i] += d
 		}
 	})
+
 }
 
 // hash is a SplitMix64-style mix of the seed, a salt and a pixel position.
@@ -439,37 +449,39 @@ func tri(z uint32) float32 {
 }
 
 // lumaPlane returns the luma of R, G, B.
-func lumaPlane(R, G, B *plane) *plane {
-	L := newPlane(R.w, R.h)
-	w := R.w
-	parallelRows(R.h, func(y0, y1 int) {
+func lumaPlane(R, G, B *raster.Plane) *raster.Plane {
+	L := raster.NewPlane(R.W, R.H)
+	w := R.W
+	raster.ParallelRows(R.H, func(y0, y1 int) {
 		for i := y0 * w; i < y1*w; i++ {
-			L.p[i] = luma(R.p[i], G.p[i], B.p[i])
+			L.P[i] = luma(R.P[i], G.P[i], B.P[i])
 		}
 	})
+
 	return L
 }
 
 // finish adds grain, sensor noise and the vignette and quantises to RGBA.
-func (l *look) finish(R, G, B *plane, seed int64) *image.RGBA {
-	w, h := R.w, R.h
+func (l *look) finish(R, G, B *raster.Plane, seed int64) *image.RGBA {
+	w, h := R.W, R.H
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	s := uint64(seed)
-	var grain *plane
+	var grain *raster.Plane
 	if l.grain > 0 {
-		grain = newPlane(w, h)
-		parallelRows(h, func(y0, y1 int) {
+		grain = raster.NewPlane(w, h)
+		raster.ParallelRows(h, func(y0, y1 int) {
 			for i := y0 * w; i < y1*w; i++ {
-				grain.p[i] = gauss(hash(s, 1, uint64(i)))
+				grain.P[i] = gauss(hash(s, 1, uint64(i)))
 			}
 		})
+
 		if r := l.grainSize - 1; r > 0 {
-			tmp := newPlane(w, h)
-			boxBlurH(tmp, grain, r)
-			boxBlurV(grain, tmp, r)
+			tmp := raster.NewPlane(w, h)
+			raster.BoxBlurH(tmp, grain, r)
+			raster.BoxBlurV(grain, tmp, r)
 			k := float32(2*r + 1)
-			for i := range grain.p {
-				grain.p[i] *= k
+			for i := range grain.P {
+				grain.P[i] *= k
 			}
 		}
 	}
@@ -480,7 +492,7 @@ func (l *look) finish(R, G, B *plane, seed int64) *image.RGBA {
 	var vlut [1025]float32
 	for k := range vlut {
 		rn := float32(math.Sqrt(float64(k) / 1024))
-		vlut[k] = 1 - vig*smoothstep(mid, 1.1, rn)
+		vlut[k] = 1 - vig*raster.Smoothstep(mid, 1.1, rn)
 	}
 	dx2 := make([]float32, w)
 	for x := range dx2 {
@@ -488,20 +500,20 @@ func (l *look) finish(R, G, B *plane, seed int64) *image.RGBA {
 		dx2[x] = dx * dx / 2
 	}
 	ga, cn := l.grain, l.chromaNoise
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			dy := (float32(y) - cy) / cy
 			dy2 := dy * dy / 2
 			o := out.Pix[y*out.Stride:]
 			for x := 0; x < w; x++ {
 				i := y*w + x
-				r, g, b := R.p[i], G.p[i], B.p[i]
+				r, g, b := R.P[i], G.P[i], B.P[i]
 				if grain != nil || cn > 0 {
-					lv := clamp01(luma(r, g, b))
-					wt := 0.25 + 3*lv*(1-lv) // strongest in the mid-tones
+					lv := raster.Clamp01(luma(r, g, b))
+					wt := 0.25 + 3*lv*(1-lv)
 					var n float32
 					if grain != nil {
-						n = grain.p[i] * ga * wt
+						n = grain.P[i] * ga * wt
 					}
 					if cn > 0 {
 						z := hash(s, 2, uint64(i))
@@ -517,12 +529,13 @@ func (l *look) finish(R, G, B *plane, seed int64) *image.RGBA {
 					v := vlut[min(k, 1024)]
 					r, g, b = r*v, g*v, b*v
 				}
-				o[x*4] = uint8(clamp01(r)*255 + 0.5)
-				o[x*4+1] = uint8(clamp01(g)*255 + 0.5)
-				o[x*4+2] = uint8(clamp01(b)*255 + 0.5)
+				o[x*4] = uint8(raster.Clamp01(r)*255 + 0.5)
+				o[x*4+1] = uint8(raster.Clamp01(g)*255 + 0.5)
+				o[x*4+2] = uint8(raster.Clamp01(b)*255 + 0.5)
 				o[x*4+3] = 255
 			}
 		}
 	})
+
 	return out
 }

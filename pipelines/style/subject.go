@@ -6,6 +6,7 @@ import (
 	"image"
 
 	"fashiond/models"
+	"fashiond/pipelines/raster"
 )
 
 // SubjectMask is the person mask Options.PersonMask expects, fused from
@@ -29,19 +30,19 @@ func SubjectMask(ctx context.Context, p models.Perception, img image.Image) (*im
 // fuseMasks averages the available masks (resampled to w x h) and applies
 // smoothstep(0.3, 0.7).
 func fuseMasks(a, b *image.Gray, w, h int) *image.Gray {
-	pa, pb := maskPlane(a, w, h), maskPlane(b, w, h)
+	pa, pb := raster.MaskPlane(a, w, h), raster.MaskPlane(b, w, h)
 	out := image.NewGray(image.Rect(0, 0, w, h))
 	for i := range out.Pix {
 		var v float32
 		switch {
 		case pa != nil && pb != nil:
-			v = (pa.p[i] + pb.p[i]) / 2
+			v = (pa.P[i] + pb.P[i]) / 2
 		case pa != nil:
-			v = pa.p[i]
+			v = pa.P[i]
 		case pb != nil:
-			v = pb.p[i]
+			v = pb.P[i]
 		}
-		out.Pix[i] = uint8(smoothstep(0.3, 0.7, v)*255 + 0.5)
+		out.Pix[i] = uint8(raster.Smoothstep(0.3, 0.7, v)*255 + 0.5)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
-// Float planes and fast blurs (the same helpers as pipelines/style, kept
-// package-private in both so neither package exports raster internals).
-package prompttryon
+// Package raster holds float32 image planes and the fast separable blurs,
+// resampling and mask helpers that the look and recolouring pipelines
+// (pipelines/style, pipelines/prompttryon) share.
+package raster
 
 import (
 	"image"
@@ -9,18 +10,19 @@ import (
 	"sync"
 )
 
-// plane is one float32 channel, row-major, w*h values.
-type plane struct {
-	w, h int
-	p    []float32
+// Plane is one float32 channel, row-major, w*h values.
+type Plane struct {
+	W, H int
+	P    []float32
 }
 
-func newPlane(w, h int) *plane { return &plane{w: w, h: h, p: make([]float32, w*h)} }
+// NewPlane returns a zeroed w x h plane.
+func NewPlane(w, h int) *Plane { return &Plane{W: w, H: h, P: make([]float32, w*h)} }
 
-// parallelRows runs fn over [0,h) split into contiguous row bands, one per
+// ParallelRows runs fn over [0,h) split into contiguous row bands, one per
 // processor. fn must only touch its own rows, so the result does not depend
 // on the split.
-func parallelRows(h int, fn func(y0, y1 int)) {
+func ParallelRows(h int, fn func(y0, y1 int)) {
 	n := runtime.GOMAXPROCS(0)
 	if n > h {
 		n = h
@@ -42,19 +44,19 @@ func parallelRows(h int, fn func(y0, y1 int)) {
 	wg.Wait()
 }
 
-// boxBlurH blurs src horizontally with a box of radius r into dst (edges
+// BoxBlurH blurs src horizontally with a box of radius r into dst (edges
 // clamped). Running sums: O(w) per row regardless of r.
-func boxBlurH(dst, src *plane, r int) {
-	w, h := src.w, src.h
+func BoxBlurH(dst, src *Plane, r int) {
+	w, h := src.W, src.H
 	if r <= 0 {
-		copy(dst.p, src.p)
+		copy(dst.P, src.P)
 		return
 	}
 	inv := 1 / float32(2*r+1)
-	parallelRows(h, func(y0, y1 int) {
+	ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			s := src.p[y*w : (y+1)*w]
-			d := dst.p[y*w : (y+1)*w]
+			s := src.P[y*w : (y+1)*w]
+			d := dst.P[y*w : (y+1)*w]
 			var acc float32
 			for i := -r; i <= r; i++ {
 				acc += s[min(max(i, 0), w-1)]
@@ -67,11 +69,11 @@ func boxBlurH(dst, src *plane, r int) {
 	})
 }
 
-// boxBlurV blurs src vertically with a box of radius r into dst.
-func boxBlurV(dst, src *plane, r int) {
-	w, h := src.w, src.h
+// BoxBlurV blurs src vertically with a box of radius r into dst.
+func BoxBlurV(dst, src *Plane, r int) {
+	w, h := src.W, src.H
 	if r <= 0 {
-		copy(dst.p, src.p)
+		copy(dst.P, src.P)
 		return
 	}
 	inv := 1 / float32(2*r+1)
@@ -90,15 +92,15 @@ func boxBlurV(dst, src *plane, r int) {
 			defer wg.Done()
 			acc := make([]float32, x1-x0)
 			for i := -r; i <= r; i++ {
-				row := src.p[min(max(i, 0), h-1)*w:]
+				row := src.P[min(max(i, 0), h-1)*w:]
 				for x := x0; x < x1; x++ {
 					acc[x-x0] += row[x]
 				}
 			}
 			for y := 0; y < h; y++ {
-				d := dst.p[y*w:]
-				add := src.p[min(y+r+1, h-1)*w:]
-				sub := src.p[max(y-r, 0)*w:]
+				d := dst.P[y*w:]
+				add := src.P[min(y+r+1, h-1)*w:]
+				sub := src.P[max(y-r, 0)*w:]
 				for x := x0; x < x1; x++ {
 					a := acc[x-x0]
 					d[x] = a * inv
@@ -110,9 +112,9 @@ func boxBlurV(dst, src *plane, r int) {
 	wg.Wait()
 }
 
-// blur approximates a Gaussian of the given sigma (pixels) with three box
+// Blur approximates a Gaussian of the given sigma (pixels) with three box
 // passes; tmp is scratch of the same size. Result in p.
-func blur(p, tmp *plane, sigma float64) {
+func Blur(p, tmp *Plane, sigma float64) {
 	if sigma < 0.5 {
 		return
 	}
@@ -120,44 +122,44 @@ func blur(p, tmp *plane, sigma float64) {
 	r := int(math.Round((math.Sqrt(4*sigma*sigma+1) - 1) / 2))
 	r = max(r, 1)
 	for range 3 {
-		boxBlurH(tmp, p, r)
-		boxBlurV(p, tmp, r)
+		BoxBlurH(tmp, p, r)
+		BoxBlurV(p, tmp, r)
 	}
 }
 
-// downsample averages f x f blocks (edge blocks partial).
-func downsample(src *plane, f int) *plane {
+// Downsample averages f x f blocks (edge blocks partial).
+func Downsample(src *Plane, f int) *Plane {
 	if f <= 1 {
-		out := newPlane(src.w, src.h)
-		copy(out.p, src.p)
+		out := NewPlane(src.W, src.H)
+		copy(out.P, src.P)
 		return out
 	}
-	w, h := (src.w+f-1)/f, (src.h+f-1)/f
-	out := newPlane(w, h)
-	parallelRows(h, func(y0, y1 int) {
+	w, h := (src.W+f-1)/f, (src.H+f-1)/f
+	out := NewPlane(w, h)
+	ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			sy0, sy1 := y*f, min(y*f+f, src.h)
+			sy0, sy1 := y*f, min(y*f+f, src.H)
 			for x := 0; x < w; x++ {
-				sx0, sx1 := x*f, min(x*f+f, src.w)
+				sx0, sx1 := x*f, min(x*f+f, src.W)
 				var s float32
 				for sy := sy0; sy < sy1; sy++ {
-					row := src.p[sy*src.w:]
+					row := src.P[sy*src.W:]
 					for sx := sx0; sx < sx1; sx++ {
 						s += row[sx]
 					}
 				}
-				out.p[y*w+x] = s / float32((sy1-sy0)*(sx1-sx0))
+				out.P[y*w+x] = s / float32((sy1-sy0)*(sx1-sx0))
 			}
 		}
 	})
 	return out
 }
 
-// upsample bilinearly resizes a block-averaged plane (factor f) back to w x h.
-func upsample(src *plane, f, w, h int) *plane {
-	out := newPlane(w, h)
-	if f <= 1 && src.w == w && src.h == h {
-		copy(out.p, src.p)
+// Upsample bilinearly resizes a block-averaged plane (factor f) back to w x h.
+func Upsample(src *Plane, f, w, h int) *Plane {
+	out := NewPlane(w, h)
+	if f <= 1 && src.W == w && src.H == h {
+		copy(out.P, src.P)
 		return out
 	}
 	inv := 1 / float32(f)
@@ -170,18 +172,18 @@ func upsample(src *plane, f, w, h int) *plane {
 		fxs[x] = sx - float32(ix)
 		x0s[x] = ix
 	}
-	parallelRows(h, func(y0, y1 int) {
+	ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			sy := (float32(y)+0.5)*inv - 0.5
 			iy := int(math.Floor(float64(sy)))
 			fy := sy - float32(iy)
-			ra := src.p[min(max(iy, 0), src.h-1)*src.w:]
-			rb := src.p[min(max(iy+1, 0), src.h-1)*src.w:]
-			o := out.p[y*w:]
+			ra := src.P[min(max(iy, 0), src.H-1)*src.W:]
+			rb := src.P[min(max(iy+1, 0), src.H-1)*src.W:]
+			o := out.P[y*w:]
 			for x := 0; x < w; x++ {
 				ix := x0s[x]
 				fx := fxs[x]
-				xa, xb := min(max(ix, 0), src.w-1), min(max(ix+1, 0), src.w-1)
+				xa, xb := min(max(ix, 0), src.W-1), min(max(ix+1, 0), src.W-1)
 				a := ra[xa] + (ra[xb]-ra[xa])*fx
 				b := rb[xa] + (rb[xb]-rb[xa])*fx
 				o[x] = a + (b-a)*fy
@@ -191,19 +193,19 @@ func upsample(src *plane, f, w, h int) *plane {
 	return out
 }
 
-// wideBlur blurs with a large sigma cheaply: block-average by a factor that
+// WideBlur blurs with a large sigma cheaply: block-average by a factor that
 // keeps the reduced sigma near 4 px, blur there, and upsample.
-func wideBlur(src *plane, sigma float64) *plane {
+func WideBlur(src *Plane, sigma float64) *Plane {
 	f := max(1, int(sigma/4))
-	small := downsample(src, f)
-	tmp := newPlane(small.w, small.h)
-	blur(small, tmp, sigma/float64(f))
-	return upsample(small, f, src.w, src.h)
+	small := Downsample(src, f)
+	tmp := NewPlane(small.W, small.H)
+	Blur(small, tmp, sigma/float64(f))
+	return Upsample(small, f, src.W, src.H)
 }
 
-// maskPlane converts an optional person mask to a 0..1 plane at w x h,
+// MaskPlane converts an optional person mask to a 0..1 plane at w x h,
 // resampling bilinearly when its size differs.
-func maskPlane(m *image.Gray, w, h int) *plane {
+func MaskPlane(m *image.Gray, w, h int) *Plane {
 	if m == nil {
 		return nil
 	}
@@ -212,11 +214,11 @@ func maskPlane(m *image.Gray, w, h int) *plane {
 	if mw == 0 || mh == 0 {
 		return nil
 	}
-	out := newPlane(w, h)
+	out := NewPlane(w, h)
 	if mw == w && mh == h {
 		for y := 0; y < h; y++ {
 			row := m.Pix[y*m.Stride : y*m.Stride+w]
-			o := out.p[y*w : (y+1)*w]
+			o := out.P[y*w : (y+1)*w]
 			for x, v := range row {
 				o[x] = float32(v) * (1.0 / 255)
 			}
@@ -225,7 +227,7 @@ func maskPlane(m *image.Gray, w, h int) *plane {
 	}
 	sx := float64(mw) / float64(w)
 	sy := float64(mh) / float64(h)
-	parallelRows(h, func(y0, y1 int) {
+	ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			fy := (float64(y)+0.5)*sy - 0.5
 			iy := int(math.Floor(fy))
@@ -240,14 +242,14 @@ func maskPlane(m *image.Gray, w, h int) *plane {
 				xa, xb := min(max(ix, 0), mw-1), min(max(ix+1, 0), mw-1)
 				a := float32(ra[xa]) + (float32(ra[xb])-float32(ra[xa]))*tx
 				b := float32(rb[xa]) + (float32(rb[xb])-float32(rb[xa]))*tx
-				out.p[y*w+x] = (a + (b-a)*ty) / 255
+				out.P[y*w+x] = (a + (b-a)*ty) / 255
 			}
 		}
 	})
 	return out
 }
 
-func clamp01(v float32) float32 {
+func Clamp01(v float32) float32 {
 	if v < 0 {
 		return 0
 	}
@@ -257,7 +259,7 @@ func clamp01(v float32) float32 {
 	return v
 }
 
-func smoothstep(e0, e1, x float32) float32 {
-	t := clamp01((x - e0) / (e1 - e0))
+func Smoothstep(e0, e1, x float32) float32 {
+	t := Clamp01((x - e0) / (e1 - e0))
 	return t * t * (3 - 2*t)
 }

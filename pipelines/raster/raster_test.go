@@ -1,0 +1,68 @@
+package raster
+
+import (
+	"image"
+	"math"
+	"testing"
+)
+
+func TestBlurKeepsConstantsAndSpreadsImpulses(t *testing.T) {
+	for _, sigma := range []float64{0.5, 2, 8} {
+		p, tmp := NewPlane(64, 48), NewPlane(64, 48)
+		for i := range p.P {
+			p.P[i] = 0.25
+		}
+		Blur(p, tmp, sigma)
+		for i, v := range p.P {
+			if math.Abs(float64(v)-0.25) > 1e-5 {
+				t.Fatalf("sigma %v: constant plane changed at %d: %v", sigma, i, v)
+			}
+		}
+		q := NewPlane(65, 65)
+		q.P[32*65+32] = 1
+		Blur(q, NewPlane(65, 65), sigma)
+		var sum float64
+		for _, v := range q.P {
+			sum += float64(v)
+		}
+		if math.Abs(sum-1) > 1e-3 || q.P[32*65+32] >= 1 || q.P[32*65+33] <= 0 {
+			t.Fatalf("sigma %v: impulse sum %v centre %v neighbour %v", sigma, sum, q.P[32*65+32], q.P[32*65+33])
+		}
+	}
+}
+
+func TestResampleAndMask(t *testing.T) {
+	p := NewPlane(40, 30)
+	for y := 0; y < 30; y++ {
+		for x := 0; x < 40; x++ {
+			p.P[y*40+x] = float32(x) / 39
+		}
+	}
+	d := Downsample(p, 4)
+	if d.W != 10 || d.H != 8 {
+		t.Fatalf("downsample size %dx%d, want 10x8", d.W, d.H)
+	}
+	u := Upsample(d, 4, 40, 30)
+	if u.W != 40 || u.H != 30 {
+		t.Fatalf("upsample size %dx%d", u.W, u.H)
+	}
+	if u.P[15*40+2] >= u.P[15*40+37] {
+		t.Fatal("upsampled ramp is not increasing")
+	}
+	g := image.NewGray(image.Rect(0, 0, 20, 10))
+	for i := range g.Pix[:len(g.Pix)/2] {
+		g.Pix[i] = 255
+	}
+	m := MaskPlane(g, 20, 10)
+	if m.P[0] < 0.99 || m.P[len(m.P)-1] > 0.01 {
+		t.Fatalf("mask plane ends %v %v, want 1 and 0", m.P[0], m.P[len(m.P)-1])
+	}
+	for _, c := range []struct{ e0, e1, x, want float32 }{{0, 1, -1, 0}, {0, 1, 2, 1}, {0, 1, 0.5, 0.5}} {
+		if got := Smoothstep(c.e0, c.e1, c.x); math.Abs(float64(got-c.want)) > 1e-6 {
+			t.Fatalf("Smoothstep(%v,%v,%v) = %v, want %v", c.e0, c.e1, c.x, got, c.want)
+		}
+	}
+	if Clamp01(-2) != 0 || Clamp01(3) != 1 || Clamp01(0.3) != 0.3 {
+		t.Fatal("Clamp01")
+	}
+}
