@@ -35,13 +35,7 @@ func New(p models.Perception) *Pipeline { return &Pipeline{p: p} }
 func (*Pipeline) Name() string { return "angle-generation" }
 
 // Inputs are the normalised inputs of angle-generation.
-type Inputs struct {
-	ImageURL     string   `json:"imageUrl"`
-	AngleIDs     []string `json:"angleIds"`
-	Quality      string   `json:"quality"`
-	Ratio        string   `json:"ratio"`
-	ReturnBase64 bool     `json:"return_base64"`
-}
+type Inputs = pipelines.AngleGenerationInputs
 
 // Angle ids of the spec.
 const (

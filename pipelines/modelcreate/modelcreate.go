@@ -30,22 +30,7 @@ import (
 )
 
 // Inputs are the normalised model-create inputs.
-type Inputs struct {
-	Type            string `json:"type"`
-	Name            string `json:"name"`
-	Prompt          string `json:"prompt"`
-	ImageBase64     string `json:"imageBase64"`
-	Gender          string `json:"gender"`
-	BodyType        string `json:"bodyType"`
-	Clothing        string `json:"clothing"`
-	Pose            string `json:"pose"`
-	FaceModelID     string `json:"faceModelId"`
-	PoseModelID     string `json:"poseModelId"`
-	PoseImageBase64 string `json:"poseImageBase64"`
-	Quality         string `json:"quality"`
-	AspectRatio     string `json:"aspectRatio"`
-	SampleCount     int    `json:"sampleCount"`
-}
+type Inputs = pipelines.ModelCreateInputs
 
 // MaxSamples is the most samples one generate job makes.
 const MaxSamples = 4

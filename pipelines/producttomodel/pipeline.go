@@ -40,15 +40,7 @@ const DefaultStyle = "studio"
 const MaxPromptRunes = 500
 
 // Inputs are the product-to-model job inputs (defaults applied by the API).
-type Inputs struct {
-	ProductImage  string `json:"productImage"`
-	CustomPrompt  string `json:"customPrompt"`
-	ModelImageURL string `json:"modelImageUrl"`
-	StyleID       string `json:"styleId"`
-	Quality       string `json:"quality"`
-	SampleCount   int    `json:"sampleCount"`
-	Ratio         string `json:"ratio"`
-}
+type Inputs = pipelines.ProductToModelInputs
 
 // Pipeline implements pipelines.Pipeline for "product-to-model".
 type Pipeline struct {

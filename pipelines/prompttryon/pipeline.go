@@ -36,15 +36,7 @@ const Name = "prompt-tryon"
 const maxWorkPixels = 4_000_000
 
 // Inputs are the normalised job inputs (defaults applied by the API).
-type Inputs struct {
-	PersonImage   string `json:"personImage"`
-	Prompt        string `json:"prompt"`
-	Quality       string `json:"quality"`
-	SampleCount   int    `json:"sampleCount"`
-	Ratio         string `json:"ratio"`
-	ModelImageURL string `json:"modelImageUrl"`
-	StyleID       string `json:"styleId"`
-}
+type Inputs = pipelines.PromptTryOnInputs
 
 // Pipeline implements pipelines.Pipeline for prompt-tryon.
 type Pipeline struct {

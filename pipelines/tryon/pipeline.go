@@ -22,12 +22,7 @@ import (
 )
 
 // Inputs are the tryon job inputs (spec defaults applied by the API).
-type Inputs struct {
-	PersonImage  string `json:"personImage"`
-	GarmentImage string `json:"garmentImage"`
-	Accuracy     string `json:"accuracy"`
-	SampleCount  int    `json:"sampleCount"`
-}
+type Inputs = pipelines.TryOnInputs
 
 // Pipeline implements pipelines.Pipeline for "tryon".
 type Pipeline struct {

@@ -62,13 +62,7 @@ func New(p models.Perception, opts Options) *Pipeline {
 func (*Pipeline) Name() string { return "image-to-video" }
 
 // Inputs are the normalised inputs of image-to-video.
-type Inputs struct {
-	ImageURL      string `json:"imageUrl"`
-	Prompt        string `json:"prompt"`
-	Duration      int    `json:"duration"`
-	AspectRatio   string `json:"aspectRatio"`
-	GenerateAudio *bool  `json:"generateAudio"`
-}
+type Inputs = pipelines.ImageToVideoInputs
 
 // Spec is a fully resolved video request.
 type Spec struct {
@@ -120,14 +114,22 @@ func (p *Pipeline) resolve(in Inputs) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
-	audio := in.GenerateAudio == nil || *in.GenerateAudio
+	audio := in.GenerateAudio
 	return Spec{Prompt: in.Prompt, Duration: time.Duration(d) * time.Second, Width: w, Height: h, FPS: p.opts.FPS, Audio: audio}, nil
+}
+
+// decodeInputs decodes a job's inputs; an absent generateAudio means true,
+// as the spec says (the API always sends it, direct enqueues may not).
+func decodeInputs(raw json.RawMessage) (Inputs, error) {
+	in := Inputs{GenerateAudio: true}
+	err := json.Unmarshal(raw, &in)
+	return in, err
 }
 
 // Run implements pipelines.Pipeline.
 func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
-	var in Inputs
-	if err := json.Unmarshal(req.Inputs, &in); err != nil {
+	in, err := decodeInputs(req.Inputs)
+	if err != nil {
 		return nil, pipelines.Failf("invalid inputs: %v", err)
 	}
 	if in.ImageURL == "" {

@@ -283,9 +283,9 @@ func TestResolve(t *testing.T) {
 		w, h, d int
 		audio   bool
 	}{
-		{Inputs{}, true, 720, 1280, 6, true},
-		{Inputs{Duration: 4, AspectRatio: "16:9", GenerateAudio: &f}, true, 1280, 720, 4, false},
-		{Inputs{Duration: 8, AspectRatio: "9:16"}, true, 720, 1280, 8, true},
+		{Inputs{GenerateAudio: true}, true, 720, 1280, 6, true},
+		{Inputs{Duration: 4, AspectRatio: "16:9", GenerateAudio: f}, true, 1280, 720, 4, false},
+		{Inputs{Duration: 8, AspectRatio: "9:16", GenerateAudio: true}, true, 720, 1280, 8, true},
 		{Inputs{Duration: 5}, false, 0, 0, 0, false},
 		{Inputs{AspectRatio: "1:1"}, false, 0, 0, 0, false},
 	}
@@ -487,6 +487,15 @@ func TestMappingContinuous(t *testing.T) {
 			if worst > 2*gridStep {
 				t.Errorf("%s at t=%.1f: neighbouring grid nodes map %.1f px apart (step %d)", mv, ft, worst, gridStep)
 			}
+		}
+	}
+}
+
+func TestDecodeInputsDefaultsAudioOn(t *testing.T) {
+	for raw, want := range map[string]bool{`{"imageUrl":"x"}`: true, `{"generateAudio":false}`: false, `{"generateAudio":true}`: true} {
+		in, err := decodeInputs(json.RawMessage(raw))
+		if err != nil || in.GenerateAudio != want {
+			t.Fatalf("%s: generateAudio %v (%v), want %v", raw, in.GenerateAudio, err, want)
 		}
 	}
 }
