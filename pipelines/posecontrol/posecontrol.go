@@ -53,20 +53,10 @@ func New(p models.Perception) *Pipeline {
 func (*Pipeline) Name() string { return "pose-control" }
 
 // PoseSpec is one element of inputs.poses.
-type PoseSpec struct {
-	Type   string `json:"type"`
-	CdnURL string `json:"cdnUrl"`
-	Title  string `json:"title"`
-	Text   string `json:"text"`
-}
+type PoseSpec = pipelines.Pose
 
 // Inputs are the normalised pose-control inputs.
-type Inputs struct {
-	ModelImage string     `json:"modelImage"`
-	Poses      []PoseSpec `json:"poses"`
-	Quality    string     `json:"quality"`
-	Ratio      string     `json:"ratio"`
-}
+type Inputs = pipelines.PoseControlInputs
 
 // MaxPoses is the most poses one job may ask for.
 const MaxPoses = 8
@@ -103,7 +93,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			}
 			parsed[i] = pp
 		case "template":
-			if ps.CdnURL == "" {
+			if ps.CDNURL == "" {
 				return nil, pipelines.Failf("poses[%d]: a template pose needs a cdnUrl", i)
 			}
 		default:
@@ -160,7 +150,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		switch ps.Type {
 		case "template":
 			field := fmt.Sprintf("inputs.poses[%d].cdnUrl", i)
-			timg, err := req.Images.Load(ctx, field, ps.CdnURL)
+			timg, err := req.Images.Load(ctx, field, ps.CDNURL)
 			if err != nil {
 				var pe *pipelines.Error
 				if errors.As(err, &pe) {

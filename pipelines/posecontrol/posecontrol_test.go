@@ -466,9 +466,9 @@ func TestRunOrderAndSizes(t *testing.T) {
 	ctx := context.Background()
 	in := Inputs{ModelImage: "file:images/fashn_garment.webp", Quality: "1k", Poses: []PoseSpec{
 		{Type: "custom", Text: "arms raised"},
-		{Type: "template", CdnURL: "file:images/fashn_model.webp", Title: "seated"},
+		{Type: "template", CDNURL: "file:images/fashn_model.webp", Title: "seated"},
 		{Type: "custom", Text: "t-pose, looking left"},
-		{Type: "template", CdnURL: "file:images/astronaut.png"},
+		{Type: "template", CDNURL: "file:images/astronaut.png"},
 	}}
 	res, err := New(p).Run(ctx, request(t, in))
 	if err != nil {
@@ -492,7 +492,7 @@ func TestRunOrderAndSizes(t *testing.T) {
 	for i, ps := range in.Poses {
 		var tg Skeleton
 		if ps.Type == "template" {
-			tg, err = TargetFromImage(ctx, p, pipelinetest.Image(t, strings.TrimPrefix(ps.CdnURL, "file:")))
+			tg, err = TargetFromImage(ctx, p, pipelinetest.Image(t, strings.TrimPrefix(ps.CDNURL, "file:")))
 		} else {
 			tg, err = TargetFromText(ps.Text, sc.Pose)
 		}
@@ -533,10 +533,10 @@ func TestRunErrors(t *testing.T) {
 			{Type: "custom", Text: "arms crossed"}, {Type: "custom", Text: "walking"}, {Type: "custom", Text: "do a backflip"}}},
 			`poses[2]: pose text "do a backflip" not understood; known poses: arms crossed, hands on hips,`},
 		{"template without a person", Inputs{ModelImage: "file:images/fashn_model.webp", Poses: []PoseSpec{
-			{Type: "custom", Text: "arms crossed"}, {Type: "template", CdnURL: "file:garments/flatlay_trousers_khaki.png"}}},
+			{Type: "custom", Text: "arms crossed"}, {Type: "template", CDNURL: "file:garments/flatlay_trousers_khaki.png"}}},
 			"poses[1]: no person found in the template image"},
 		{"template not loadable", Inputs{ModelImage: "file:images/fashn_model.webp", Poses: []PoseSpec{
-			{Type: "template", CdnURL: "file:images/missing.png"}}},
+			{Type: "template", CDNURL: "file:images/missing.png"}}},
 			"poses[0]: inputs.poses[0].cdnUrl:"},
 		{"no person in the model image", Inputs{ModelImage: "file:garments/flatlay_tee_red.png", Poses: []PoseSpec{
 			{Type: "custom", Text: "arms crossed"}}},
@@ -654,9 +654,9 @@ func BenchmarkRun(b *testing.B) {
 	p := pipelinetest.Perception(b)
 	in := Inputs{ModelImage: "file:images/fashn_model.webp", Quality: "1k", Poses: []PoseSpec{
 		{Type: "custom", Text: "arms raised"},
-		{Type: "template", CdnURL: "file:images/fashn_garment.webp"},
+		{Type: "template", CDNURL: "file:images/fashn_garment.webp"},
 		{Type: "custom", Text: "hands on hips, looking left"},
-		{Type: "template", CdnURL: "file:images/astronaut.png"},
+		{Type: "template", CDNURL: "file:images/astronaut.png"},
 	}}
 	raw, err := json.Marshal(in)
 	if err != nil {
