@@ -64,7 +64,6 @@ var (
 func (r *Report) Chart() *image.RGBA {
 	const (
 		rowH    = 34
-		labelW  = 190
 		panelW  = 360
 		gap     = 40
 		top     = 64
@@ -73,6 +72,15 @@ func (r *Report) Chart() *image.RGBA {
 		margins = 16
 	)
 	n := len(r.Stages)
+	// The label column fits the longest label (7 px per basicfont glyph).
+	labelW := 190
+	for _, s := range r.Stages {
+		l := len(s.Stage)
+		if s.BatchedSpeedup != nil {
+			l += len(" (x0.00)")
+		}
+		labelW = max(labelW, 7*l+12)
+	}
 	W := margins + labelW + panelW + gap + panelW + margins + 60
 	H := top + n*rowH + bottom
 	img := image.NewRGBA(image.Rect(0, 0, W, H))
