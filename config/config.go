@@ -50,7 +50,7 @@ func Defaults() Config {
 		DataDir:       "data",
 		Retention:     72 * time.Hour,
 		Concurrency:   2,
-		MaxBodyBytes:  64 << 20,
+		MaxBodyBytes:  100 << 20, // two 25 MB images as base64 fit
 		ORTLib:        ".deps/onnxruntime/1.30.0/libonnxruntime.so.1",
 		Device:        "auto",
 		UpscalePolicy: "auto",
