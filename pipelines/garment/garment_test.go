@@ -115,22 +115,6 @@ func writeDebug(t *testing.T, dir, name string, g *Garment) {
 	png.Encode(f, out)
 }
 
-func TestDebugLandmarks(t *testing.T) {
-	if os.Getenv("GARMENT_DEBUG") == "" {
-		t.Skip()
-	}
-	for _, gt := range loadGT(t) {
-		g, err := Analyze(context.Background(), nil, pipelinetest.Image(t, gt.File))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s kind=%s sleeves=%v bbox=%v lm=%v", gt.File, g.Kind, g.Sleeves, g.BBox, g.Landmarks)
-	}
-}
-
-// TestAnalyzeWorn: a garment worn by a person (fashn_garment.webp, black
-// tee on a plain studio background) is taken from the person's clothes: a
-// top, dark, below the face and within the person.
 func TestAnalyzeWorn(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	img := pipelinetest.Image(t, "images/fashn_garment.webp")

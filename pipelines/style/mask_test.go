@@ -29,5 +29,3 @@ func personMask(t *testing.T, img image.Image) *image.Gray {
 	maskCache[img] = m
 	return m
 }
-
-func init() { sheetMask = personMask }
