@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	xdraw "golang.org/x/image/draw"
+
+	"fashiond/pipelines/raster"
 )
 
 // RGBA returns img as an *image.RGBA with origin (0,0), copying when needed.
@@ -47,32 +49,9 @@ func ResizeGray(g *image.Gray, w, h int) *image.Gray {
 	return out
 }
 
-// parallelRows runs fn over [0,h) split into contiguous bands, one per CPU.
-func parallelRows(h int, fn func(y0, y1 int)) {
-	n := runtime.GOMAXPROCS(0)
-	if n > h {
-		n = h
-	}
-	if n <= 1 {
-		fn(0, h)
-		return
-	}
-	var wg sync.WaitGroup
-	step := (h + n - 1) / n
-	for y0 := 0; y0 < h; y0 += step {
-		y1 := min(y0+step, h)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(y0, y1)
-		}()
-	}
-	wg.Wait()
-}
-
 // ParallelRows runs fn over [0,h) in contiguous row bands, one goroutine per
 // CPU. Frame renderers use it to parallelise per-pixel work.
-func ParallelRows(h int, fn func(y0, y1 int)) { parallelRows(h, fn) }
+func ParallelRows(h int, fn func(y0, y1 int)) { raster.ParallelRows(h, fn) }
 
 // boxBlurRGBA blurs img in place with a box of radius r, three passes
 // (close to a Gaussian of sigma ~ r). Alpha is left unchanged.
@@ -91,7 +70,7 @@ func boxBlurRGBA(img *image.RGBA, r int) {
 // boxH is a horizontal box filter of RGB channels from src to dst
 // (clamped edges); alpha is copied.
 func boxH(src, dst []uint8, w, h, stride, r int) {
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		inv := 1.0 / float64(2*r+1)
 		for y := y0; y < y1; y++ {
 			row := src[y*stride : y*stride+w*4]
@@ -155,7 +134,7 @@ func blurFloat(p []float32, w, h, r int) {
 	tmp := make([]float32, len(p))
 	inv := 1 / float32(2*r+1)
 	for pass := 0; pass < 3; pass++ {
-		parallelRows(h, func(y0, y1 int) {
+		raster.ParallelRows(h, func(y0, y1 int) {
 			for y := y0; y < y1; y++ {
 				row := p[y*w : (y+1)*w]
 				out := tmp[y*w : (y+1)*w]
@@ -169,7 +148,7 @@ func blurFloat(p []float32, w, h, r int) {
 				}
 			}
 		})
-		parallelRows(w, func(x0, x1 int) {
+		raster.ParallelRows(w, func(x0, x1 int) {
 			for x := x0; x < x1; x++ {
 				var s float32
 				for k := -r; k <= r; k++ {

@@ -20,6 +20,7 @@ import (
 
 	"fashiond/cv"
 	"fashiond/models"
+	"fashiond/pipelines/raster"
 )
 
 // minPresence is the pose model's person presence above which a segmented
@@ -392,7 +393,7 @@ func Composite(dst *image.RGBA, fg image.Image, alpha *image.Gray, at image.Poin
 	if r.Empty() {
 		return
 	}
-	parallelRows(r.Dy(), func(y0, y1 int) {
+	raster.ParallelRows(r.Dy(), func(y0, y1 int) {
 		for y := r.Min.Y + y0; y < r.Min.Y+y1; y++ {
 			sy := y - at.Y
 			srow := f.Pix[sy*f.Stride:]
@@ -436,7 +437,7 @@ func ExtendAt(bg image.Image, w, h int, at image.Point) *image.RGBA {
 	bw, bh := src.Rect.Dx(), src.Rect.Dy()
 	ox, oy := at.X, at.Y
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			sy := reflect(y-oy, bh)
 			srow := src.Pix[sy*src.Stride:]
@@ -456,7 +457,7 @@ func ExtendAt(bg image.Image, w, h int, at image.Point) *image.RGBA {
 	copy(blur.Pix, out.Pix)
 	boxBlurRGBA(blur, max(2, max(w, h)/60))
 	ramp := float32(max(8, max(w, h)/12))
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			dy := 0
 			if y < oy {
@@ -509,7 +510,7 @@ func ResizeDepth(d *models.Depth, w, h int) *models.Depth {
 	out := &models.Depth{W: w, H: h, Data: make([]float32, w*h)}
 	sx := float32(d.W) / float32(w)
 	sy := float32(d.H) / float32(h)
-	parallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			fy := (float32(y)+0.5)*sy - 0.5
 			for x := 0; x < w; x++ {
