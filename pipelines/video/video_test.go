@@ -27,6 +27,10 @@ func needFFmpeg(t testing.TB) {
 	t.Helper()
 	for _, b := range []string{"ffmpeg", "ffprobe"} {
 		if _, err := exec.LookPath(b); err != nil {
+			// make test installs ffmpeg; only a bare `go test` elsewhere may skip.
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s not installed (make setup installs it): %v", b, err)
+			}
 			t.Skipf("%s not installed: %v", b, err)
 		}
 	}
