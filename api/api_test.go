@@ -15,11 +15,10 @@ import (
 )
 
 type harness struct {
-	t       *testing.T
-	fake    *fakeBackend
-	h       http.Handler
-	logs    *bytes.Buffer
-	maxBody int64
+	t    *testing.T
+	fake *fakeBackend
+	h    http.Handler
+	logs *bytes.Buffer
 }
 
 func newHarness(t *testing.T) *harness {

@@ -61,11 +61,3 @@ func imageFromMat(m gocv.Mat) *image.RGBA {
 	}
 	return out
 }
-
-// grayFromMat converts an 8UC1 Mat to *image.Gray.
-func grayFromMat(m gocv.Mat) *image.Gray {
-	w, h := m.Cols(), m.Rows()
-	out := image.NewGray(image.Rect(0, 0, w, h))
-	copy(out.Pix, m.ToBytes())
-	return out
-}

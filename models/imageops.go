@@ -2,7 +2,6 @@ package models
 
 import (
 	"image"
-	"image/draw"
 	"math"
 
 	"github.com/disintegration/imaging"
@@ -18,17 +17,6 @@ func asNRGBA(img image.Image) *image.NRGBA {
 		return n
 	}
 	return imaging.Clone(img)
-}
-
-// asRGBA returns img as an *image.RGBA with bounds at (0,0).
-func asRGBA(img image.Image) *image.RGBA {
-	if r, ok := img.(*image.RGBA); ok && r.Rect.Min == (image.Point{}) {
-		return r
-	}
-	b := img.Bounds()
-	dst := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
-	draw.Draw(dst, dst.Rect, img, b.Min, draw.Src)
-	return dst
 }
 
 // resizeLinear resizes with a (downscale-antialiased) bilinear filter, like

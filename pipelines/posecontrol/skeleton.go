@@ -134,11 +134,10 @@ var (
 	leftLeg  = []chain{{23, 25}, {25, 27}}
 	rightLeg = []chain{{24, 26}, {26, 28}}
 	// extremities ride with their end joint's bone.
-	leftHand   = []int{17, 19, 21}
-	rightHand  = []int{18, 20, 22}
-	leftFoot   = []int{29, 31}
-	rightFoot  = []int{30, 32}
-	allLimbSet = [][]chain{leftArm, rightArm, leftLeg, rightLeg}
+	leftHand  = []int{17, 19, 21}
+	rightHand = []int{18, 20, 22}
+	leftFoot  = []int{29, 31}
+	rightFoot = []int{30, 32}
 )
 
 // Retarget places the target's joint angles on the source's bone lengths,

@@ -501,8 +501,6 @@ type ParsedPose struct {
 	effects []effect
 }
 
-type token struct{ w string }
-
 func tokenize(text string) []string {
 	if len(text) > maxPoseText {
 		text = text[:maxPoseText]

@@ -544,7 +544,7 @@ func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
 		// A limb is in front of the body unless the target clearly puts it
 		// behind (its middle and end joints deeper than its root).
 		rel := (O.Z[l.mid]+O.Z[l.end])/2 - O.Z[l.root]
-		z := bodyZ - 1 - 0.01*float64(k)
+		var z float64
 		if rel > 0.15*spine {
 			z = bodyZ + rel
 		} else {
