@@ -138,3 +138,13 @@ func FormatMB(n int64) string {
 	s = strings.TrimSuffix(s, ".0")
 	return s + " MB"
 }
+
+// EncodeDataURI returns data as a data:image/<type>;base64 URI, the type
+// detected from the bytes (JPEG, PNG or WEBP).
+func EncodeDataURI(data []byte) (string, error) {
+	format := Sniff(data)
+	if format == "" {
+		return "", errors.New("not a JPEG, PNG or WEBP image")
+	}
+	return "data:image/" + format + ";base64," + base64.StdEncoding.EncodeToString(data), nil
+}

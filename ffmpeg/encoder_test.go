@@ -7,7 +7,6 @@ import (
 	"image"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,14 +15,12 @@ import (
 
 func needFFmpeg(t testing.TB) {
 	t.Helper()
-	for _, b := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(b); err != nil {
-			// make test installs ffmpeg; only a bare `go test` elsewhere may skip.
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not installed (make setup installs it): %v", b, err)
-			}
-			t.Skipf("%s not installed: %v", b, err)
+	if err := Check(); err != nil {
+		// make test installs ffmpeg; only a bare `go test` elsewhere may skip.
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
 		}
+		t.Skip(err)
 	}
 }
 

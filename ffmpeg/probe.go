@@ -202,3 +202,14 @@ func moovFirst(path string) bool {
 	}
 	return false
 }
+
+// Check reports whether the ffmpeg and ffprobe binaries can be run (by
+// FFmpegBinary and ProbeBinary), naming the one that is missing.
+func Check() error {
+	for _, b := range []string{FFmpegBinary, ProbeBinary} {
+		if _, err := exec.LookPath(b); err != nil {
+			return fmt.Errorf("ffmpeg: %s not found (make setup installs ffmpeg): %w", b, err)
+		}
+	}
+	return nil
+}

@@ -36,6 +36,7 @@ import (
 	"golang.org/x/image/math/fixed"
 	_ "golang.org/x/image/webp"
 
+	"fashiond/fetch"
 	"fashiond/ffmpeg"
 )
 
@@ -158,14 +159,11 @@ func uri(rel string) string {
 	if err != nil {
 		log.Fatal(err)
 	}
-	mt := "image/png"
-	switch strings.ToLower(filepath.Ext(rel)) {
-	case ".jpg", ".jpeg":
-		mt = "image/jpeg"
-	case ".webp":
-		mt = "image/webp"
+	u, err := fetch.EncodeDataURI(b)
+	if err != nil {
+		log.Fatalf("%s: %v", rel, err)
 	}
-	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b)
+	return u
 }
 
 func plan() []*job {

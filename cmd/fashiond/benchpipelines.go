@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,14 +17,8 @@ import (
 	"fashiond/fetch"
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/angles"
-	"fashiond/pipelines/modelcreate"
-	"fashiond/pipelines/posecontrol"
+	"fashiond/pipelines/all"
 	"fashiond/pipelines/presets"
-	"fashiond/pipelines/producttomodel"
-	"fashiond/pipelines/prompttryon"
-	"fashiond/pipelines/tryon"
-	"fashiond/pipelines/video"
 )
 
 // Whole-pipeline stages for `fashiond bench`: each iteration runs one job of
@@ -53,17 +45,13 @@ func benchURI(rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	mt := "image/png"
-	switch strings.ToLower(filepath.Ext(rel)) {
-	case ".webp":
-		mt = "image/webp"
-	case ".jpg", ".jpeg":
-		mt = "image/jpeg"
+	u, err := fetch.EncodeDataURI(b)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", rel, err)
 	}
 	if benchEnv.uris == nil {
 		benchEnv.uris = map[string]string{}
 	}
-	u := "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b)
 	benchEnv.uris[rel] = u
 	return u, nil
 }
@@ -158,29 +146,15 @@ func benchPipelineStages() []pipelineStage {
 }
 
 func newBenchPipeline(model string, p models.Perception) (pipelines.Pipeline, error) {
-	switch model {
-	case "tryon":
-		return tryon.New(p), nil
-	case "pose-control":
-		return posecontrol.New(p), nil
-	case "angle-generation":
-		return angles.New(p), nil
-	case "image-to-video":
-		return video.New(p, video.Options{}), nil
-	}
 	lib, err := benchLibrary()
 	if err != nil {
 		return nil, err
 	}
-	switch model {
-	case "prompt-tryon":
-		return prompttryon.New(p, lib), nil
-	case "product-to-model":
-		return producttomodel.New(p, lib), nil
-	case "model-create":
-		return modelcreate.New(p, lib), nil
+	reg, skipped := all.Registry(p, lib)
+	if pl, ok := reg.Get(model); ok {
+		return pl, nil
 	}
-	return nil, fmt.Errorf("bench: no pipeline %q", model)
+	return nil, fmt.Errorf("bench: %s cannot run here: %s", model, skipped[model])
 }
 
 func init() {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"fashiond/config"
+	"fashiond/ffmpeg"
 	"fashiond/inference"
 	"fashiond/models"
 	"fashiond/pipelines"
@@ -79,21 +80,41 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.R
 			return nil, nil, fmt.Errorf("preset library %s: %w", pdir, err)
 		}
 	} else {
-		log.Warn("no preset model library; product-to-model needs modelImageUrl and model-create generate is unavailable until `make setup` installs it", "dir", pdir)
+		log.Warn("no preset model library", "dir", pdir)
 	}
-	reg := pipelines.NewRegistry(
-		prompttryon.New(suite, lib),
-		posecontrol.New(suite),
-		tryon.New(suite),
-		angles.New(suite),
-		video.New(suite, video.Options{}),
-	)
-	if lib != nil {
-		reg.Register(producttomodel.New(suite, lib))
-		reg.Register(modelcreate.New(suite, lib))
+	reg, skipped := Registry(suite, lib)
+	for model, why := range skipped {
+		log.Warn("model not served by this worker", "model", model, "reason", why)
 	}
 	log.Info("pipelines ready", "models", reg.Names(), "ort", rt.Version(), "batching", batching)
 	return reg, cl, nil
+}
+
+// Registry returns every pipeline that can run here on p: product-to-model
+// and model-create need the preset library (lib may be nil), image-to-video
+// needs ffmpeg. skipped names each model left out and why, so a worker never
+// advertises a model whose jobs could only fail.
+func Registry(p models.Perception, lib *presets.Library) (reg *pipelines.Registry, skipped map[string]string) {
+	skipped = map[string]string{}
+	reg = pipelines.NewRegistry(
+		prompttryon.New(p, lib),
+		posecontrol.New(p),
+		tryon.New(p),
+		angles.New(p),
+	)
+	if err := ffmpeg.Check(); err != nil {
+		skipped["image-to-video"] = err.Error()
+	} else {
+		reg.Register(video.New(p, video.Options{}))
+	}
+	if lib == nil {
+		skipped["product-to-model"] = "no preset model library (make setup installs it)"
+		skipped["model-create"] = skipped["product-to-model"]
+	} else {
+		reg.Register(producttomodel.New(p, lib))
+		reg.Register(modelcreate.New(p, lib))
+	}
+	return reg, skipped
 }
 
 // Batching resolves FASHIOND_BATCHING. "auto" batches on CUDA only: on this

@@ -5,7 +5,7 @@ import (
 	"image/color"
 	"math"
 
-	"fashiond/pipelines/garment/mask"
+	"fashiond/pipelines/mask"
 )
 
 // Lab is a CIE L*a*b* colour (D65 white).

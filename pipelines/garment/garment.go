@@ -35,7 +35,7 @@ import (
 	"slices"
 
 	"fashiond/models"
-	"fashiond/pipelines/garment/mask"
+	"fashiond/pipelines/mask"
 )
 
 // Kinds of garment.

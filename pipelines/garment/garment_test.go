@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"fashiond/pipelines/garment/mask"
+	"fashiond/pipelines/mask"
 	"fashiond/pipelines/pipelinetest"
 )
 

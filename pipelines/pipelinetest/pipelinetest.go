@@ -18,6 +18,8 @@ import (
 	_ "image/png"
 
 	_ "golang.org/x/image/webp"
+
+	"fashiond/fetch"
 )
 
 // Root is the repository root (found from this file's location).
@@ -66,14 +68,11 @@ func DataURI(t testing.TB, rel string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mt := "image/png"
-	switch strings.ToLower(filepath.Ext(rel)) {
-	case ".jpg", ".jpeg":
-		mt = "image/jpeg"
-	case ".webp":
-		mt = "image/webp"
+	uri, err := fetch.EncodeDataURI(b)
+	if err != nil {
+		t.Fatalf("%s: %v", rel, err)
 	}
-	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b)
+	return uri
 }
 
 // Loader loads "file:" paths relative to the test data, absolute paths, and

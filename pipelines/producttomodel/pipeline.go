@@ -26,7 +26,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/garment"
-	"fashiond/pipelines/garment/mask"
+	"fashiond/pipelines/mask"
 	"fashiond/pipelines/presets"
 	"fashiond/pipelines/style"
 	"fashiond/pipelines/tryon"

@@ -3,6 +3,8 @@ package scene
 import (
 	"image"
 	"math"
+
+	"fashiond/pipelines/mask"
 )
 
 // distanceTransform returns, for every pixel, the approximate Euclidean
@@ -201,9 +203,9 @@ func fillHoles(in []bool, w, h int, maxArea int) []bool {
 // Feather softens a mask with a Gaussian-like blur of the given radius.
 func Feather(m *image.Gray, r int) *image.Gray {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
-	f := grayToFloat(m)
+	f := mask.Float(m)
 	blurFloat(f, w, h, r)
-	return floatToGray(f, w, h)
+	return mask.FromFloat(f, w, h)
 }
 
 // MaskArea returns the sum of the mask's alpha divided by 255 (pixels).

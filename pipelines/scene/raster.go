@@ -163,28 +163,6 @@ func blurFloat(p []float32, w, h, r int) {
 	}
 }
 
-// grayToFloat converts a mask to 0..1 floats.
-func grayToFloat(g *image.Gray) []float32 {
-	w, h := g.Rect.Dx(), g.Rect.Dy()
-	out := make([]float32, w*h)
-	for y := 0; y < h; y++ {
-		row := g.Pix[y*g.Stride : y*g.Stride+w]
-		for x, v := range row {
-			out[y*w+x] = float32(v) / 255
-		}
-	}
-	return out
-}
-
-// floatToGray converts 0..1 floats to a mask.
-func floatToGray(p []float32, w, h int) *image.Gray {
-	out := image.NewGray(image.Rect(0, 0, w, h))
-	for i, v := range p {
-		out.Pix[i] = uint8(clampf(v, 0, 1)*255 + 0.5)
-	}
-	return out
-}
-
 func clampi(v, lo, hi int) int {
 	if v < lo {
 		return lo

@@ -20,6 +20,7 @@ import (
 
 	"fashiond/cv"
 	"fashiond/models"
+	"fashiond/pipelines/mask"
 	"fashiond/pipelines/raster"
 )
 
@@ -206,7 +207,7 @@ func refineMask(w, h int, sel *image.Gray, pose *models.Pose, parse *models.Pars
 	}
 	r := max(1, int(math.Round(0.0007*diag(w, h))))
 	blurFloat(alpha, w, h, r)
-	return floatToGray(alpha, w, h)
+	return mask.FromFloat(alpha, w, h)
 }
 
 // fillBackground removes the person: the mask dilated is inpainted at

@@ -9,7 +9,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/garment"
-	"fashiond/pipelines/garment/mask"
+	"fashiond/pipelines/mask"
 )
 
 // body is the person analysis the transfer works from. Sides are image

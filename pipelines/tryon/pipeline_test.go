@@ -12,7 +12,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/garment"
-	"fashiond/pipelines/garment/mask"
+	"fashiond/pipelines/mask"
 	"fashiond/pipelines/pipelinetest"
 )
 

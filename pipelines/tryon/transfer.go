@@ -14,7 +14,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/garment"
-	"fashiond/pipelines/garment/mask"
+	"fashiond/pipelines/mask"
 )
 
 // Accuracy levels.

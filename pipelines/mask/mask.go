@@ -1,5 +1,5 @@
 // Package mask holds binary and soft mask operations in pure Go used by the
-// garment and try-on pipelines: exact Euclidean distance transforms, disc
+// garment, try-on and scene pipelines: exact Euclidean distance transforms, disc
 // morphology built on them, connected components, hole filling and
 // separable blurs. Masks are *image.Gray with origin (0,0); a pixel is "on"
 // when its value is >= 128 unless a threshold says otherwise.
