@@ -6,11 +6,11 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -42,6 +42,9 @@ type Options struct {
 	Log *slog.Logger
 	// Version is reported by /healthz.
 	Version string
+	// Limits are the connection and body limits (timeouts, caps); zero
+	// fields take their defaults. NewServer applies the server-wide ones.
+	Limits Limits
 }
 
 // Response headers.
@@ -51,8 +54,10 @@ const (
 )
 
 type server struct {
-	o   Options
-	log *slog.Logger
+	o      Options
+	log    *slog.Logger
+	limits Limits
+	gate   *bodyGate
 }
 
 type ctxKey struct{}
@@ -69,7 +74,8 @@ func New(o Options) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &server{o: o, log: log}
+	lim := o.Limits.withDefaults()
+	s := &server{o: o, log: log, limits: lim, gate: newBodyGate(lim)}
 	mux := http.NewServeMux()
 	route := func(pattern string, methods string, h http.HandlerFunc) {
 		mux.HandleFunc(pattern, h)
@@ -221,23 +227,43 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "", e)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "",
-				fmt.Sprintf("the request body is larger than %s, the limit; send large images as URLs instead of data URIs", fetch.FormatMB(s.o.MaxBodyBytes)))
-			return
-		}
-		writeError(w, http.StatusBadRequest, CodeInvalidJSON, "", "the request body could not be read: "+err.Error())
+	if r.ContentLength > s.o.MaxBodyBytes {
+		s.tooLarge(w)
 		return
 	}
-	req, ve := parseRunBody(body, r.URL.Query())
+	release, ok := s.gate.enter(r)
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(busyRetryAfter))
+		writeError(w, http.StatusServiceUnavailable, CodeBusy, "", "too many large request bodies are being received right now; nothing was submitted, try again shortly")
+		return
+	}
+	defer release()
+	s.bodyDeadline(w, r)
+	pb, ve, err := readRunBody(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes), s.o.FetchPolicy.MaxBytes)
+	if err != nil {
+		s.bodyReadError(w, err)
+		return
+	}
 	if ve != nil {
 		writeValidation(w, ve)
 		return
 	}
-	norm, cost, ve := ValidateWith(s.o.FetchPolicy, req.model, req.inputs)
+	req, ve := runFromBody(pb, r.URL.Query())
+	if ve != nil {
+		writeValidation(w, ve)
+		return
+	}
+	v := &validator{policy: s.o.FetchPolicy}
+	in := req.obj
+	if in == nil {
+		o, e := v.object("inputs", req.inputs)
+		if e != nil {
+			writeValidation(w, e)
+			return
+		}
+		in = &o
+	}
+	norm, cost, ve := v.validateObject(req.model, *in)
 	if ve != nil {
 		writeValidation(w, ve)
 		return
@@ -300,27 +326,29 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 
 type runRequest struct {
 	model   string
-	inputs  json.RawMessage
+	inputs  json.RawMessage // when obj is nil: inputs as given (absent, null, not an object)
+	obj     *object
 	webhook string
 }
 
-// parseRunBody reads {model_name, inputs, webhook_url?}; webhook_url may
-// also come as a query parameter (the fashn SDK sends it so).
+// parseRunBody reads {model_name, inputs, webhook_url?} from a whole body;
+// webhook_url may also come as a query parameter (the fashn SDK sends it
+// so).
 func parseRunBody(body []byte, q map[string][]string) (runRequest, *ValidationError) {
+	pb, ve, err := readRunBody(bytes.NewReader(body), fetch.DefaultMaxBytes)
+	if err != nil {
+		return runRequest{}, verr("", CodeInvalidJSON, "the request body could not be read: %v", err)
+	}
+	if ve != nil {
+		return runRequest{}, ve
+	}
+	return runFromBody(pb, q)
+}
+
+// runFromBody checks the top-level members of a decoded body.
+func runFromBody(pb *parsedBody, q map[string][]string) (runRequest, *ValidationError) {
 	var req runRequest
-	var top map[string]json.RawMessage
-	if k := jsonKind(body); k != "an object" {
-		if len(strings.TrimSpace(string(body))) == 0 {
-			return req, verr("", CodeInvalidJSON, "the request body is empty; send a JSON object {\"model_name\": ..., \"inputs\": {...}}")
-		}
-		if !json.Valid(body) {
-			return req, verr("", CodeInvalidJSON, "the request body is not valid JSON: %v", jsonSyntaxError(body))
-		}
-		return req, verr("", CodeInvalidType, "the request body must be a JSON object, got %s", k)
-	}
-	if err := json.Unmarshal(body, &top); err != nil {
-		return req, verr("", CodeInvalidJSON, "the request body is not valid JSON: %v", err)
-	}
+	top := pb.top
 	o := object{path: "", m: top}
 	if k := o.firstUnknown(append(slices.Clone(runKeys), sdkPollKeys...)); k != "" {
 		return req, verr(clipKey(k), CodeUnknownField, "%s is not a field of the request body; accepted fields: %s", clipKey(k), strings.Join(runKeys, ", "))
@@ -333,7 +361,7 @@ func parseRunBody(body []byte, q map[string][]string) (runRequest, *ValidationEr
 		return req, unknownModel(model)
 	}
 	req.model = model
-	req.inputs = top["inputs"]
+	req.inputs, req.obj = top["inputs"], pb.inputs
 	if raw, ok := top["webhook_url"]; ok && !isNull(raw) {
 		s, e := stringValue("webhook_url", raw)
 		if e != nil {
@@ -356,11 +384,6 @@ func parseRunBody(body []byte, q map[string][]string) (runRequest, *ValidationEr
 		}
 	}
 	return req, nil
-}
-
-func jsonSyntaxError(b []byte) error {
-	var v any
-	return json.Unmarshal(b, &v)
 }
 
 func checkJSONContentType(ct string) string {

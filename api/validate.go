@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"fashiond/fetch"
 )
 
@@ -35,6 +37,8 @@ const (
 	CodeURLRefused           = "url_refused"
 	CodeUnknownFaceModel     = "unknown_face_model"
 	CodeUnknownPoseModel     = "unknown_pose_model"
+	CodeDuplicateKey         = "duplicate_key"
+	CodeInvalidUTF8          = "invalid_utf8"
 )
 
 // ValidationError is a rejected request: HTTP 400 with Code, the JSON path
@@ -77,7 +81,14 @@ func ValidateWith(p fetch.Policy, model string, raw json.RawMessage) (json.RawMe
 	if e != nil {
 		return nil, 0, e
 	}
+	return v.validateObject(model, in)
+}
+
+// validateObject validates the inputs object of a known model (see
+// ValidateWith).
+func (v *validator) validateObject(model string, in object) (json.RawMessage, int, *ValidationError) {
 	var out any
+	var e *ValidationError
 	switch model {
 	case ModelPromptTryOn:
 		out, e = v.promptTryOn(in)
@@ -493,11 +504,37 @@ func (v *validator) object(path string, raw json.RawMessage) (object, *Validatio
 	if k := jsonKind(raw); k != "an object" {
 		return object{}, verr(path, CodeInvalidType, "%s must be a JSON object, got %s", path, k)
 	}
+	if e := strictJSON(path, raw); e != nil {
+		return object{}, e
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return object{}, verr(path, CodeInvalidJSON, "%s is not valid JSON: %v", path, err)
 	}
 	return object{path: path, m: m}, nil
+}
+
+// strictJSON refuses what encoding/json would silently accept in raw (the
+// value at path): a member name given twice (the last would win) and
+// invalid UTF-8 (it would become U+FFFD).
+func strictJSON(path string, raw json.RawMessage) *ValidationError {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.ReadValue(); err != nil {
+		ve, rerr := jsonErr(err)
+		if ve == nil {
+			return verr(path, CodeInvalidJSON, "%s is not valid JSON: %v", path, rerr)
+		}
+		if ve.Field != "" && path != "" {
+			rel := ve.Field
+			ve.Field = path + "." + rel
+			if strings.HasPrefix(rel, "[") {
+				ve.Field = path + rel
+			}
+			ve.Msg = strings.Replace(ve.Msg, rel, ve.Field, 1)
+		}
+		return ve
+	}
+	return nil
 }
 
 // only rejects keys outside accepted, naming the sorted accepted keys.
@@ -736,13 +773,15 @@ func (v *validator) image(o object, key string, required bool, kind imageKind) (
 		return "", verr(path, CodeEmptyValue, "%s must not be empty", path)
 	}
 	if fetch.IsDataURI(s) {
-		_, _, err := fetch.CheckDataURI(s, v.policy.MaxBytes)
+		mt, _, err := fetch.CheckDataURI(s, v.policy.MaxBytes)
 		var tl *fetch.TooLargeError
 		switch {
 		case errors.As(err, &tl):
 			return "", verr(path, CodeImageTooLarge, "%s: %v", path, tl)
 		case err != nil:
 			return "", verr(path, CodeInvalidImage, "%s: %v", path, err)
+		case !fetch.IsRasterType(mt):
+			return "", verr(path, CodeInvalidImage, "%s: the data URI media type %s is not a raster image; send JPEG, PNG or WEBP", path, clip(mt, 40))
 		}
 		return s, nil
 	}

@@ -148,3 +148,19 @@ func EncodeDataURI(data []byte) (string, error) {
 	}
 	return "data:image/" + format + ";base64," + base64.StdEncoding.EncodeToString(data), nil
 }
+
+// rasterTypes are the image media types (after "image/") a data URI may
+// declare: raster formats. Vector and script-bearing types (svg+xml) are
+// refused at submission; the bytes decide the decoder (JPEG, PNG, WEBP).
+var rasterTypes = map[string]bool{
+	"jpeg": true, "jpg": true, "pjpeg": true, "png": true, "apng": true, "webp": true,
+	"gif": true, "bmp": true, "x-ms-bmp": true, "tiff": true, "avif": true,
+	"heic": true, "heif": true, "jxl": true,
+}
+
+// IsRasterType reports whether mediaType (as returned by CheckDataURI, e.g.
+// "image/png") names a raster image format.
+func IsRasterType(mediaType string) bool {
+	sub, ok := strings.CutPrefix(strings.ToLower(mediaType), "image/")
+	return ok && rasterTypes[sub]
+}

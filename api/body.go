@@ -1,0 +1,198 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"fashiond/fetch"
+)
+
+// dataURISlack is the room a data URI needs besides its base64 payload (the
+// "data:image/<type>;base64," prefix and the JSON quotes).
+const dataURISlack = 256
+
+// parsedBody is a POST /v1/run body read as a stream: the top-level members
+// and, when "inputs" is an object, its members. Values are private copies.
+type parsedBody struct {
+	top    map[string]json.RawMessage
+	inputs *object // nil when inputs is absent or not an object (see top["inputs"])
+}
+
+// readRunBody decodes one JSON object from r without first buffering the
+// whole body: duplicate member names, invalid UTF-8 and trailing data are
+// 400s naming the field, and an inputs string longer than any accepted value
+// (maxImage bytes as a base64 data URI) stops the read at once. err is a
+// read error of r (body too large, read deadline, client gone).
+func readRunBody(r io.Reader, maxImage int64) (*parsedBody, *ValidationError, error) {
+	dec := jsontext.NewDecoder(r)
+	if k := dec.PeekKind(); k != '{' {
+		return nonObjectBody(dec, k)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return decodeFail[parsedBody](err)
+	}
+	pb := &parsedBody{top: map[string]json.RawMessage{}}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return decodeFail[parsedBody](err)
+		}
+		key := name.String()
+		if key == "inputs" && dec.PeekKind() == '{' {
+			o, ve, err := readInputs(dec, maxImage)
+			if ve != nil || err != nil {
+				return nil, ve, err
+			}
+			pb.inputs = o
+			pb.top[key] = json.RawMessage("{}")
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return decodeFail[parsedBody](err)
+		}
+		pb.top[key] = bytes.Clone(v)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return decodeFail[parsedBody](err)
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		if err == nil {
+			return nil, verr("", CodeInvalidJSON, "the request body is not valid JSON: data follows the object"), nil
+		}
+		return decodeFail[parsedBody](err)
+	}
+	return pb, nil, nil
+}
+
+// readInputs reads the inputs object member by member, refusing a string
+// that no field could accept before the rest of the body is read.
+func readInputs(dec *jsontext.Decoder, maxImage int64) (*object, *ValidationError, error) {
+	if _, err := dec.ReadToken(); err != nil {
+		return decodeFail[object](err)
+	}
+	o := &object{path: "inputs", m: map[string]json.RawMessage{}}
+	limit := maxImage/3*4 + 4 + dataURISlack
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return decodeFail[object](err)
+		}
+		key := name.String()
+		v, err := dec.ReadValue()
+		if err != nil {
+			return decodeFail[object](err)
+		}
+		if int64(len(v)) > limit && v.Kind() == '"' {
+			return nil, oversizeString(o.field(key), v, maxImage), nil
+		}
+		o.m[key] = bytes.Clone(v)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return decodeFail[object](err)
+	}
+	return o, nil, nil
+}
+
+// oversizeString is the error for an inputs string longer than any field
+// accepts: image_too_large (with the decoded size) for a data URI, else
+// too_long.
+func oversizeString(field string, v jsontext.Value, maxImage int64) *ValidationError {
+	s := v[1 : len(v)-1]
+	if fetch.IsDataURI(string(s[:min(len(s), 5)])) {
+		if i := bytes.IndexByte(s, ','); i > 0 {
+			size := int64(len(s)-i-1) / 4 * 3
+			return verr(field, CodeImageTooLarge, "%s: %v", field, &fetch.TooLargeError{Size: size, Limit: maxImage})
+		}
+	}
+	return verr(field, CodeTooLong, "%s is %s long, longer than any accepted value (images: %s as a data URI)", field, fetch.FormatMB(int64(len(s))), fetch.FormatMB(maxImage))
+}
+
+// nonObjectBody explains a body that does not start with an object.
+func nonObjectBody(dec *jsontext.Decoder, k jsontext.Kind) (*parsedBody, *ValidationError, error) {
+	v, err := dec.ReadValue()
+	switch {
+	case err == io.EOF:
+		return nil, verr("", CodeInvalidJSON, "the request body is empty; send a JSON object {\"model_name\": ..., \"inputs\": {...}}"), nil
+	case err != nil:
+		return decodeFail[parsedBody](err)
+	}
+	return nil, verr("", CodeInvalidType, "the request body must be a JSON object, got %s", jsonKind(json.RawMessage(v[:min(len(v), 1)]))), nil
+}
+
+// decodeFail is jsonErr in the return shape of a reader.
+func decodeFail[T any](err error) (*T, *ValidationError, error) {
+	ve, rerr := jsonErr(err)
+	return nil, ve, rerr
+}
+
+// jsonErr turns a decoder error into a 400 naming the field (duplicate
+// member, invalid UTF-8, syntax), or passes a read error of the body on.
+func jsonErr(err error) (*ValidationError, error) {
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return verr("", CodeInvalidJSON, "the request body is not valid JSON: it ends too early"), nil
+		}
+		return nil, err
+	}
+	if se.Err != nil && !isSyntaxCause(se.Err) {
+		return nil, se.Err // a read error surfaced through the decoder
+	}
+	field := pointerField(string(se.JSONPointer))
+	switch {
+	case errors.Is(err, jsontext.ErrDuplicateName):
+		return verr(field, CodeDuplicateKey, "%s is given more than once; each field may appear once", fieldOrBody(field)), nil
+	case strings.Contains(se.Err.Error(), "UTF-8") || strings.Contains(se.Err.Error(), "surrogate"):
+		return verr(field, CodeInvalidUTF8, "%s is not valid UTF-8 text", fieldOrBody(field)), nil
+	}
+	return verr("", CodeInvalidJSON, "the request body is not valid JSON at byte %d (in %s): %v", se.ByteOffset, fieldOrBody(field), se.Err), nil
+}
+
+// isSyntaxCause tells a grammar error from an I/O error that the decoder
+// wrapped while reading.
+func isSyntaxCause(err error) bool {
+	var mbe *http.MaxBytesError
+	var ne interface{ Timeout() bool }
+	return !errors.As(err, &mbe) && !errors.As(err, &ne) && !errors.Is(err, io.ErrClosedPipe) && !errors.Is(err, http.ErrBodyReadAfterClose)
+}
+
+func fieldOrBody(field string) string {
+	if field == "" {
+		return "the request body"
+	}
+	return field
+}
+
+// pointerField turns a JSON pointer ("/inputs/poses/1/cdnUrl") into the
+// field path of error bodies ("inputs.poses[1].cdnUrl"); numeric tokens are
+// array indices (no field of the API has a numeric name).
+func pointerField(p string) string {
+	if p == "" {
+		return ""
+	}
+	var b strings.Builder
+	for _, tok := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+			fmt.Fprintf(&b, "[%s]", tok)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(clipKey(tok))
+	}
+	return b.String()
+}

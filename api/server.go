@@ -1,0 +1,233 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"fashiond/fetch"
+)
+
+// Default connection and body limits (see Limits).
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultBodyBaseTimeout   = 10 * time.Second
+	DefaultMinBodyRate       = 256 << 10 // bytes per second
+	DefaultIdleTimeout       = 60 * time.Second
+	DefaultResponseTimeout   = 2 * time.Minute
+	DefaultMaxConns          = 512
+	DefaultLargeBodyBytes    = 1 << 20
+	DefaultMaxLargeBodies    = 4
+	DefaultLargeBodyWait     = 5 * time.Second
+	// busyRetryAfter is the Retry-After (seconds) of a 503 busy answer.
+	busyRetryAfter = 5
+	// overCapWriteTimeout bounds the canned 503 written to a connection
+	// over MaxConns.
+	overCapWriteTimeout = time.Second
+)
+
+// CodeBusy is the 503 code of a request refused because the server is at
+// one of its concurrency caps (nothing was submitted; retry later).
+const CodeBusy = "busy"
+
+// CodeRequestTimeout is the 408 code of a body that did not arrive in time.
+const CodeRequestTimeout = "request_timeout"
+
+// Limits protects the server from slow and abusive clients. Zero fields
+// take the Default* values.
+type Limits struct {
+	// ReadHeaderTimeout bounds reading a request's headers.
+	ReadHeaderTimeout time.Duration
+	// BodyBaseTimeout plus the declared body size at MinBodyRate bytes per
+	// second is the deadline for reading a POST /v1/run body (a body of
+	// unknown length gets the deadline of the largest allowed body).
+	BodyBaseTimeout time.Duration
+	MinBodyRate     int64
+	// IdleTimeout closes keep-alive connections idle this long.
+	IdleTimeout time.Duration
+	// ResponseTimeout bounds writing a response after the body was read.
+	ResponseTimeout time.Duration
+	// MaxConns caps open connections; a connection over the cap is answered
+	// 503 busy and closed at once.
+	MaxConns int
+	// LargeBodyBytes is the size from which a body (or one of unknown
+	// length) counts as large; at most MaxLargeBodies are received at once,
+	// a further one waits up to LargeBodyWait, then gets 503 busy.
+	LargeBodyBytes int64
+	MaxLargeBodies int
+	LargeBodyWait  time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&l.BodyBaseTimeout, DefaultBodyBaseTimeout)
+	def(&l.IdleTimeout, DefaultIdleTimeout)
+	def(&l.ResponseTimeout, DefaultResponseTimeout)
+	def(&l.LargeBodyWait, DefaultLargeBodyWait)
+	if l.MinBodyRate <= 0 {
+		l.MinBodyRate = DefaultMinBodyRate
+	}
+	if l.MaxConns <= 0 {
+		l.MaxConns = DefaultMaxConns
+	}
+	if l.LargeBodyBytes <= 0 {
+		l.LargeBodyBytes = DefaultLargeBodyBytes
+	}
+	if l.MaxLargeBodies <= 0 {
+		l.MaxLargeBodies = DefaultMaxLargeBodies
+	}
+	return l
+}
+
+// bodyTimeout is the time allowed to receive a body of n bytes (n < 0:
+// unknown, the largest allowed).
+func (l Limits) bodyTimeout(n, max int64) time.Duration {
+	if n < 0 || n > max {
+		n = max
+	}
+	return l.BodyBaseTimeout + time.Duration(float64(n)/float64(l.MinBodyRate)*float64(time.Second))
+}
+
+// NewServer returns an http.Server for the handler of New(o) with o.Limits
+// applied: header, body, idle and response deadlines. Serve it on
+// LimitListener(ln, o.Limits) to cap connections.
+func NewServer(o Options) *http.Server {
+	l := o.Limits.withDefaults()
+	maxBody := o.MaxBodyBytes
+	if maxBody <= 0 {
+		maxBody = DefaultMaxBodySize
+	}
+	read := l.ReadHeaderTimeout + l.bodyTimeout(-1, maxBody)
+	return &http.Server{
+		Handler:           New(o),
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		// An outer bound for every route; POST /v1/run sets a deadline
+		// scaled to its declared body size.
+		ReadTimeout:  read,
+		WriteTimeout: read + l.ResponseTimeout,
+		IdleTimeout:  l.IdleTimeout,
+	}
+}
+
+// bodyDeadline sets the read deadline of a POST /v1/run body from its
+// declared size and the write deadline of the answer after it.
+func (s *server) bodyDeadline(w http.ResponseWriter, r *http.Request) {
+	d := s.limits.bodyTimeout(r.ContentLength, s.o.MaxBodyBytes)
+	rc := http.NewResponseController(w)
+	now := time.Now()
+	// Errors mean the writer has no deadlines (a test recorder).
+	_ = rc.SetReadDeadline(now.Add(d))
+	_ = rc.SetWriteDeadline(now.Add(d + s.limits.ResponseTimeout))
+}
+
+// bodyReadError answers a body that could not be read: 413 over the
+// limit, 408 when its deadline passed, else 400.
+func (s *server) bodyReadError(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
+		s.tooLarge(w)
+	case errors.As(err, &ne) && ne.Timeout():
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, CodeRequestTimeout, "", "the request body did not arrive in time; send it at a steady rate")
+	default:
+		writeError(w, http.StatusBadRequest, CodeInvalidJSON, "", "the request body could not be read: "+err.Error())
+	}
+}
+
+func (s *server) tooLarge(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "",
+		fmt.Sprintf("the request body is larger than %s, the limit; send large images as URLs instead of data URIs", fetch.FormatMB(s.o.MaxBodyBytes)))
+}
+
+// bodyGate bounds the number of large bodies received at once, so that
+// concurrent large requests cannot multiply the API's memory.
+type bodyGate struct {
+	slots chan struct{}
+	large int64
+	wait  time.Duration
+}
+
+func newBodyGate(l Limits) *bodyGate {
+	return &bodyGate{slots: make(chan struct{}, l.MaxLargeBodies), large: l.LargeBodyBytes, wait: l.LargeBodyWait}
+}
+
+// enter takes a slot for a large body (waiting up to g.wait); small bodies
+// pass at once. ok is false when no slot freed in time.
+func (g *bodyGate) enter(r *http.Request) (release func(), ok bool) {
+	if r.ContentLength >= 0 && r.ContentLength < g.large {
+		return func() {}, true
+	}
+	t := time.NewTimer(g.wait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return func() { <-g.slots }, true
+	case <-t.C:
+		return nil, false
+	case <-r.Context().Done():
+		return nil, false
+	}
+}
+
+// LimitListener caps the open connections of ln at l.MaxConns: a
+// connection over the cap is answered with a JSON 503 and closed at once,
+// so it holds no file descriptor.
+func LimitListener(ln net.Listener, l Limits) net.Listener {
+	l = l.withDefaults()
+	return &limitListener{Listener: ln, slots: make(chan struct{}, l.MaxConns)}
+}
+
+type limitListener struct {
+	net.Listener
+	slots chan struct{}
+}
+
+// overCapResponse is written to connections over the cap.
+var overCapResponse = func() []byte {
+	body := `{"error":"the server is at its connection limit; try again shortly","code":"busy","message":"the server is at its connection limit; try again shortly"}` + "\n"
+	return fmt.Appendf(nil, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nRetry-After: %d\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", busyRetryAfter, len(body), body)
+}()
+
+func (ll *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := ll.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case ll.slots <- struct{}{}:
+			return &limitConn{Conn: c, release: func() { <-ll.slots }}, nil
+		default:
+			go refuse(c)
+		}
+	}
+}
+
+func refuse(c net.Conn) {
+	_ = c.SetWriteDeadline(time.Now().Add(overCapWriteTimeout))
+	_, _ = c.Write(overCapResponse)
+	_ = c.Close()
+}
+
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
