@@ -6,11 +6,11 @@ export FASHIOND_ORT_LIB ?= $(ORT_LIB)
 export FASHIOND_MODELS_DIR ?= $(CURDIR)/data/models
 GO ?= go
 
-.PHONY: all setup setup-system setup-ort setup-models setup-presets build run test vet fmt bench clean
+.PHONY: all setup setup-system setup-ort setup-models setup-presets setup-contract-models build run test vet fmt bench clean
 
 all: build
 
-setup: setup-system setup-ort setup-models setup-presets
+setup: setup-system setup-ort setup-models setup-presets setup-contract-models
 
 setup-system:
 	@./scripts/setup-system.sh
@@ -23,6 +23,10 @@ setup-models:
 
 setup-presets:
 	@./scripts/setup-presets.sh
+
+# Small ONNX test models for the diffusion engine (diffusion/testdata/README.md).
+setup-contract-models:
+	@./scripts/setup-contract-models.sh
 
 build: setup-system
 	@mkdir -p bin
