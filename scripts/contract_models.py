@@ -542,8 +542,13 @@ def write_model(path, model, external):
         if os.path.exists(data):
             os.remove(data)  # onnx appends to an existing data file
         from onnx import external_data_helper as ext
-        ext.convert_model_to_external_data(model, all_tensors_to_one_file=True,
-                                           location="model.onnx_data", size_threshold=0)
+        # Every float tensor goes out; integer tensors (shapes, axes, indices)
+        # stay inline: ORT's load-time shape inference cannot read a Reshape
+        # target shape from external data ("Cannot parse data from external
+        # tensors"), so an all-external file would not load.
+        for tensor in model.graph.initializer:
+            if tensor.data_type == F32:
+                ext.set_external_data(tensor, location="model.onnx_data")
         ext.write_external_data_tensors(model, os.path.dirname(path))
     write_bytes(path, model.SerializeToString(deterministic=True))
 
