@@ -11,6 +11,7 @@ require (
 	github.com/yalue/onnxruntime_go v1.36.0
 	gocv.io/x/gocv v0.31.0
 	golang.org/x/image v0.47.0
+	google.golang.org/protobuf v1.36.10
 )
 
 require (
@@ -22,5 +23,4 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
-	google.golang.org/protobuf v1.36.10 // indirect
 )
