@@ -1,7 +1,6 @@
 package clip
 
 import (
-	"html"
 	"regexp"
 	"strings"
 	"unicode"
@@ -16,9 +15,18 @@ const (
 	wordEnd = "</w>"
 )
 
-// pieceRE is CLIP's pre-tokenisation pattern. Go's \s is ASCII only, but after
-// cleanText the only white space left is the plain space, so it matches Python's.
-var pieceRE = regexp.MustCompile(`<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+`)
+// pieceRE is CLIP's pre-tokenisation pattern as Python's regex module runs it
+// with IGNORECASE:
+//   - the literal alternatives match case-insensitively, so "'ſ" (long s)
+//     is a contraction piece; Go's (?i) folds the same way;
+//   - U+0345 (combining ypogegrammeni) case-folds to a letter, so the negated
+//     class rejects it while [\p{L}] does not take it: no alternative matches
+//     it and it is dropped; it is left out of the last class explicitly.
+//
+// Go's \s is ASCII only, but after cleanText the only white space left is the
+// plain space, so it agrees with Python's.
+var pieceRE = regexp.MustCompile(`(?i:<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d)` +
+	`|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}\x{345}]+`)
 
 // Characters with a special lower-case mapping in Python's str.lower.
 const (
@@ -32,7 +40,7 @@ const (
 // ftfy), then lower-cases it as Python's str.lower does.
 func cleanText(s string) string {
 	s = strings.ToValidUTF8(s, string(utf8.RuneError))
-	s = html.UnescapeString(html.UnescapeString(s))
+	s = unescapeHTML(unescapeHTML(s))
 	s = strings.TrimFunc(s, isStripSpace)
 	s = collapseSpace(s)
 	s = strings.TrimFunc(s, isStripSpace)
