@@ -239,7 +239,12 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	s.bodyDeadline(w, r)
-	pb, ve, err := readRunBody(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes), s.o.FetchPolicy.MaxBytes)
+	body, err := readBody(w, r, s.o.MaxBodyBytes)
+	if err != nil {
+		s.bodyReadError(w, err)
+		return
+	}
+	pb, ve, err := readRunBody(body, s.o.FetchPolicy.MaxBytes)
 	if err != nil {
 		s.bodyReadError(w, err)
 		return
@@ -335,7 +340,7 @@ type runRequest struct {
 // webhook_url may also come as a query parameter (the fashn SDK sends it
 // so).
 func parseRunBody(body []byte, q map[string][]string) (runRequest, *ValidationError) {
-	pb, ve, err := readRunBody(bytes.NewReader(body), fetch.DefaultMaxBytes)
+	pb, ve, err := readRunBody(bytes.NewBuffer(body), fetch.DefaultMaxBytes)
 	if err != nil {
 		return runRequest{}, verr("", CodeInvalidJSON, "the request body could not be read: %v", err)
 	}

@@ -19,20 +19,21 @@ import (
 // "data:image/<type>;base64," prefix and the JSON quotes).
 const dataURISlack = 256
 
-// parsedBody is a POST /v1/run body read as a stream: the top-level members
-// and, when "inputs" is an object, its members. Values are private copies.
+// parsedBody is a decoded POST /v1/run body: the top-level members and,
+// when "inputs" is an object, its members. Values share the body's buffer
+// (which must not change afterwards).
 type parsedBody struct {
 	top    map[string]json.RawMessage
 	inputs *object // nil when inputs is absent or not an object (see top["inputs"])
 }
 
-// readRunBody decodes one JSON object from r without first buffering the
-// whole body: duplicate member names, invalid UTF-8 and trailing data are
-// 400s naming the field, and an inputs string longer than any accepted value
-// (maxImage bytes as a base64 data URI) stops the read at once. err is a
-// read error of r (body too large, read deadline, client gone).
-func readRunBody(r io.Reader, maxImage int64) (*parsedBody, *ValidationError, error) {
-	dec := jsontext.NewDecoder(r)
+// readRunBody decodes one JSON object from body in place (no copy of its
+// values): duplicate member names, invalid UTF-8 and trailing data are 400s
+// naming the field, and an inputs string longer than any accepted value
+// (maxImage bytes as a base64 data URI) is refused before the rest is
+// looked at.
+func readRunBody(body *bytes.Buffer, maxImage int64) (*parsedBody, *ValidationError, error) {
+	dec := jsontext.NewDecoder(body)
 	if k := dec.PeekKind(); k != '{' {
 		return nonObjectBody(dec, k)
 	}
@@ -59,7 +60,7 @@ func readRunBody(r io.Reader, maxImage int64) (*parsedBody, *ValidationError, er
 		if err != nil {
 			return decodeFail[parsedBody](err)
 		}
-		pb.top[key] = bytes.Clone(v)
+		pb.top[key] = json.RawMessage(v)
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return decodeFail[parsedBody](err)
@@ -94,7 +95,7 @@ func readInputs(dec *jsontext.Decoder, maxImage int64) (*object, *ValidationErro
 		if int64(len(v)) > limit && v.Kind() == '"' {
 			return nil, oversizeString(o.field(key), v, maxImage), nil
 		}
-		o.m[key] = bytes.Clone(v)
+		o.m[key] = json.RawMessage(v)
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return decodeFail[object](err)
@@ -196,3 +197,18 @@ func pointerField(p string) string {
 	}
 	return b.String()
 }
+
+// readBody reads a request body into one buffer of its declared size (no
+// growth copies), at most max bytes (*http.MaxBytesError above).
+func readBody(w http.ResponseWriter, r *http.Request, max int64) (*bytes.Buffer, error) {
+	n := r.ContentLength
+	if n < 0 || n > max {
+		n = min(max, bodyChunk)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max))
+	return buf, err
+}
+
+// bodyChunk is the initial buffer of a body of unknown length.
+const bodyChunk = 64 << 10

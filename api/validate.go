@@ -2,6 +2,8 @@ package api
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -112,6 +115,7 @@ func (v *validator) validateObject(model string, in object) (json.RawMessage, in
 	if err != nil {
 		return nil, 0, verr("inputs", CodeInvalidValue, "inputs cannot be encoded: %v", err)
 	}
+	b = v.splice(b)
 	c, err := Cost(model, b)
 	if err != nil {
 		return nil, 0, verr("inputs", CodeInvalidValue, "%v", err)
@@ -472,6 +476,58 @@ func (v *validator) imageToVideo(o object) (any, *ValidationError) {
 
 type validator struct {
 	policy fetch.Policy
+	// large maps the placeholder that stands for a large image string in
+	// the normalised inputs to the string's JSON as received (see splice).
+	large map[string][]byte
+	nonce string
+}
+
+// spliceMin is the length from which an image string is not re-encoded
+// into the normalised inputs but spliced in as received.
+const spliceMin = 64 << 10
+
+// placeholder returns a unique stand-in for the image string raw (JSON, as
+// received) and remembers raw for splice.
+func (v *validator) placeholder(raw []byte) string {
+	if v.large == nil {
+		v.large = map[string][]byte{}
+		var n [8]byte
+		_, _ = rand.Read(n[:])
+		v.nonce = hex.EncodeToString(n[:])
+	}
+	p := fmt.Sprintf("\x00fashiond-image-%s-%d", v.nonce, len(v.large))
+	v.large[p] = raw
+	return p
+}
+
+// splice replaces each placeholder's JSON string in b by the image string
+// as received, in one buffer of the final size: a large data URI is copied
+// once instead of being escaped into a growing buffer.
+func (v *validator) splice(b []byte) []byte {
+	if len(v.large) == 0 {
+		return b
+	}
+	type cut struct {
+		at, n int
+		raw   []byte
+	}
+	var cuts []cut
+	size := len(b)
+	for p, raw := range v.large {
+		q, _ := marshal(p)
+		if i := bytes.Index(b, q); i >= 0 {
+			cuts = append(cuts, cut{i, len(q), raw})
+			size += len(raw) - len(q)
+		}
+	}
+	slices.SortFunc(cuts, func(a, b cut) int { return a.at - b.at })
+	out := make([]byte, 0, size)
+	last := 0
+	for _, c := range cuts {
+		out = append(append(out, b[last:c.at]...), c.raw...)
+		last = c.at + c.n
+	}
+	return append(out, b[last:]...)
 }
 
 type object struct {
@@ -601,6 +657,12 @@ func jsonKind(raw json.RawMessage) string {
 func stringValue(path string, raw json.RawMessage) (string, *ValidationError) {
 	if k := jsonKind(raw); k != "a string" {
 		return "", verr(path, CodeInvalidType, "%s must be a string, got %s", path, k)
+	}
+	if t := bytes.TrimSpace(raw); len(t) >= 2 && t[len(t)-1] == '"' && bytes.IndexByte(t, '\\') < 0 && utf8.Valid(t) {
+		// No escapes: the string is the bytes between the quotes. raw is
+		// never modified after decoding, so the string may share it (a data
+		// URI of 30 MB is not copied).
+		return unsafe.String(unsafe.SliceData(t[1:]), len(t)-2), nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -782,6 +844,9 @@ func (v *validator) image(o object, key string, required bool, kind imageKind) (
 			return "", verr(path, CodeInvalidImage, "%s: %v", path, err)
 		case !fetch.IsRasterType(mt):
 			return "", verr(path, CodeInvalidImage, "%s: the data URI media type %s is not a raster image; send JPEG, PNG or WEBP", path, clip(mt, 40))
+		}
+		if len(s) >= spliceMin {
+			return v.placeholder(bytes.TrimSpace(o.m[key])), nil
 		}
 		return s, nil
 	}

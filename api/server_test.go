@@ -1,0 +1,224 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startServer serves New(o) through NewServer and LimitListener on a free
+// loopback port.
+func startServer(t *testing.T, o Options) string {
+	t.Helper()
+	if o.Backend == nil {
+		o.Backend = newFake()
+	}
+	srv := NewServer(o)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(LimitListener(ln, o.Limits))
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// readStatus reads one HTTP response from c within d and returns its
+// status code and body ("" and 0 when nothing came).
+func readStatus(t *testing.T, c net.Conn, d time.Duration) (int, string) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(d))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestSlowBodyIsCut: a body that declares 1000 bytes and sends 3 is
+// answered 408 (JSON) and its connection closed once the deadline scaled
+// to its size passes. Before the fix (ReadHeaderTimeout only) no answer
+// ever came.
+func TestSlowBodyIsCut(t *testing.T) {
+	addr := startServer(t, Options{Limits: Limits{BodyBaseTimeout: 300 * time.Millisecond}})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	fmt.Fprintf(c, "POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"m", keyAlice)
+	code, body := readStatus(t, c, 3*time.Second)
+	if code != http.StatusRequestTimeout || !strings.Contains(body, `"code":"request_timeout"`) {
+		t.Fatalf("got %d %q, want 408 request_timeout", code, body)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("answered after %v", el)
+	}
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("connection still open after the 408: n=%d err=%v", n, err)
+	}
+}
+
+// TestConnectionCap: connections over MaxConns get a JSON 503 at once; the
+// idle ones are closed by the header timeout and /healthz answers again.
+func TestConnectionCap(t *testing.T) {
+	addr := startServer(t, Options{Limits: Limits{MaxConns: 3, ReadHeaderTimeout: 300 * time.Millisecond}})
+	var idle []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	time.Sleep(50 * time.Millisecond) // let the server accept them
+	over, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer over.Close()
+	if code, body := readStatus(t, over, 2*time.Second); code != 503 || !strings.Contains(body, `"code":"busy"`) {
+		t.Fatalf("over the cap: %d %q, want 503 busy", code, body)
+	}
+	for _, c := range idle {
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Fatal("an idle connection without headers was not closed")
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("healthz %d after the idle connections closed", resp.StatusCode)
+	}
+}
+
+// TestLargeBodyGate: with one large-body slot taken by a slow upload, a
+// second large body is refused 503 busy after LargeBodyWait; a small one
+// passes.
+func TestLargeBodyGate(t *testing.T) {
+	lim := Limits{MaxLargeBodies: 1, LargeBodyBytes: 1024, LargeBodyWait: 100 * time.Millisecond, BodyBaseTimeout: 5 * time.Second}
+	addr := startServer(t, Options{Limits: lim})
+	slow, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprintf(slow, "POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{", keyAlice)
+	time.Sleep(100 * time.Millisecond)
+	post := func(body string) (int, string) {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/run", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+keyAlice)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	big := runBody("prompt-tryon", `{"personImage":"`+img+`","prompt":"`+strings.Repeat("x", 1500)+`"}`)
+	if code, body := post(big); code != 503 || !strings.Contains(body, `"code":"busy"`) {
+		t.Fatalf("second large body: %d %s, want 503 busy", code, body)
+	}
+	if code, body := post(runBody("tryon", minimalInputs["tryon"])); code != 200 {
+		t.Fatalf("small body: %d %s", code, body)
+	}
+}
+
+// TestStrictJSON: what encoding/json accepts silently is a 400 naming the
+// field.
+func TestStrictJSON(t *testing.T) {
+	hs := newHarness(t)
+	svg := "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`))
+	cases := []struct {
+		name, body, code, field string
+	}{
+		{"duplicate model_name", `{"model_name":"nope","model_name":"model-create","inputs":{"type":"generate","name":"a","prompt":"b"}}`, CodeDuplicateKey, "model_name"},
+		{"duplicate input", `{"model_name":"tryon","inputs":{"personImage":"` + img + `","personImage":"` + img2 + `","garmentImage":"` + img + `"}}`, CodeDuplicateKey, "inputs.personImage"},
+		{"duplicate in pose", `{"model_name":"pose-control","inputs":{"modelImage":"` + img + `","poses":[{"type":"custom","type":"template","text":"x"}]}}`, CodeDuplicateKey, "inputs.poses[0].type"},
+		{"invalid utf-8", "{\"model_name\":\"prompt-tryon\",\"inputs\":{\"personImage\":\"" + img + "\",\"prompt\":\"red \xff dress\"}}", CodeInvalidUTF8, "inputs.prompt"},
+		{"lone surrogate", `{"model_name":"prompt-tryon","inputs":{"personImage":"` + img + `","prompt":"red \ud800 dress"}}`, CodeInvalidUTF8, "inputs.prompt"},
+		{"svg data uri", `{"model_name":"tryon","inputs":{"personImage":"` + svg + `","garmentImage":"` + img + `"}}`, CodeInvalidImage, "inputs.personImage"},
+		{"trailing data", runBody("tryon", minimalInputs["tryon"]) + `{}`, CodeInvalidJSON, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			hs.do("POST", "/v1/run", keyAlice, tc.body).wantError(t, 400, tc.code, tc.field)
+		})
+	}
+	if n := len(hs.fake.submitted); n != 0 {
+		t.Fatalf("%d jobs submitted from invalid bodies", n)
+	}
+}
+
+// allocatedBy returns the bytes allocated while f ran.
+func allocatedBy(f func()) uint64 {
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	f()
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+func postRecorded(h http.Handler, body []byte) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("POST", "/v1/run", bytes.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer "+keyAlice)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// TestLargeBodyMemory: a body is read into one buffer of its declared size
+// and decoded in place. A 24 MB image is accepted with at most 2.5x the
+// body allocated in all (the old ReadAll-then-Unmarshal path allocated 9x);
+// a 72 MB body of two oversize "images" is refused with one copy of the
+// body allocated.
+func TestLargeBodyMemory(t *testing.T) {
+	h := New(Options{Backend: newFake()})
+	image := "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(make([]byte, 24<<20))
+	ok, _ := json.Marshal(map[string]any{"model_name": "tryon", "inputs": map[string]string{"personImage": image, "garmentImage": img}})
+	var w *httptest.ResponseRecorder
+	got := allocatedBy(func() { w = postRecorded(h, ok) })
+	if w.Code != 200 {
+		t.Fatalf("valid 24 MB image: %d %s", w.Code, w.Body)
+	}
+	t.Logf("%d MB valid body: %d MB allocated", len(ok)>>20, got>>20)
+	if limit := uint64(5 * len(ok) / 2); got > limit {
+		t.Errorf("a %d MB body allocated %d MB, want at most %d MB", len(ok)>>20, got>>20, limit>>20)
+	}
+	garbage := "data:image/jpeg;base64," + strings.Repeat("A", 36<<20)
+	bad, _ := json.Marshal(map[string]any{"model_name": "tryon", "inputs": map[string]string{"personImage": garbage, "garmentImage": garbage}})
+	got = allocatedBy(func() { w = postRecorded(h, bad) })
+	var e ErrorBody
+	json.Unmarshal(w.Body.Bytes(), &e)
+	if w.Code != 400 || e.Code != CodeImageTooLarge {
+		t.Fatalf("oversize images: %d %s", w.Code, w.Body)
+	}
+	t.Logf("%d MB body of oversize images: %d MB allocated", len(bad)>>20, got>>20)
+	if limit := uint64(len(bad)) * 11 / 10; got > limit {
+		t.Errorf("a %d MB body of oversize images allocated %d MB, want at most %d MB (one copy)", len(bad)>>20, got>>20, limit>>20)
+	}
+}
