@@ -150,12 +150,17 @@ func openAIVocab(merges []merge) map[string]int32 {
 	return ids
 }
 
-// readVocab reads vocab.json: a JSON object of token string to id.
+// readVocab reads vocab.json.
 func readVocab(path string) (map[string]int32, error) {
 	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
+	return parseVocab(data, path)
+}
+
+// parseVocab parses vocab.json: a JSON object of token string to id.
+func parseVocab(data []byte, path string) (map[string]int32, error) {
 	var raw map[string]int64
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fileErr(path, 0, "not a JSON object of token to integer id: %v", err)
@@ -173,13 +178,19 @@ func readVocab(path string) (map[string]int32, error) {
 	return ids, nil
 }
 
-// readMerges reads merges.txt: an optional "#version" header, then one
-// "left right" pair per line; blank lines may only trail.
+// readMerges reads merges.txt.
 func readMerges(path string) ([]merge, error) {
 	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
+	return parseMerges(data, path)
+}
+
+// parseMerges parses merges.txt: an optional "#version" header, then one
+// "left right" pair per line (CRLF accepted); blank lines may only trail. At
+// most maxMerges merges are read; later lines are ignored, as CLIP does.
+func parseMerges(data []byte, path string) ([]merge, error) {
 	lines := strings.Split(strings.TrimRight(string(data), "\r\n"), "\n")
 	first := 0
 	if len(lines) > 0 && strings.HasPrefix(lines[0], mergesHeader) {
