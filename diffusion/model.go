@@ -156,6 +156,9 @@ func (m *Model) readSignature() error {
 	sample, ts, hs := m.unet.in[0], m.unet.in[1], m.unet.in[2]
 	s.inChannels = m.cfg.UNet.InChannels
 	if c := sample.Dims[1]; c > 0 {
+		if s.inChannels > 0 && s.inChannels != int(c) {
+			return fmt.Errorf("%s/%s says in_channels %d but %s declares input %s", dirUNet, fileConfig, s.inChannels, m.unet.rel, describe(sample))
+		}
 		s.inChannels = int(c)
 	}
 	switch s.inChannels {
