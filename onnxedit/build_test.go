@@ -70,8 +70,8 @@ func initializer(name string, raw []byte) []byte {
 // model wraps a graph body in a ModelProto with an opset and unknown fields.
 func model(graph ...[]byte) []byte {
 	return bytes.Join([][]byte{
-		fVarint(1, 8),                   // ir_version
-		fMsg(8, fVarint(2, 13)),         // opset_import { version: 13 }
+		fVarint(1, 8),           // ir_version
+		fMsg(8, fVarint(2, 13)), // opset_import { version: 13 }
 		fMsg(graphUnknownModel, []byte{1, 2, 3}),
 		fMsg(modelGraph, graph...),
 		fGroup(graphUnknownGroup, fVarint(1, 5)),
@@ -97,10 +97,11 @@ var payload = func() []byte {
 
 // useModel is a graph that uses float16 input x (rank 0) in two nodes, as a
 // graph output, in an If branch and in value_info; ref is the name those uses
-// read and cast, when not empty, is the Cast node put before the first node.
+// read and cast, when not nil, is the Cast node put before the first node; raw
+// is the data of initializer two.
 // With ref "x", xElem Float16 and no cast it is the source model; with the
 // adapted names it is exactly what CastInput must write.
-func useModel(xElem Elem, ref string, cast []byte) []byte {
+func useModel(xElem Elem, ref string, cast, raw []byte) []byte {
 	branch := fMsg(attrG,
 		node("Identity", "inner", []string{ref}, []string{"inner_y"}),
 		valueInfo(graphOutput, "inner_y", Float16, []any{}),
@@ -122,7 +123,7 @@ func useModel(xElem Elem, ref string, cast []byte) []byte {
 		valueInfo(graphInput, "cond", Float, []any{}),
 		valueInfo(graphInput, "x", xElem, []any{}),
 		valueInfo(graphInput, "two", Float16, []any{}),
-		initializer("two", payload),
+		initializer("two", raw),
 	}
 	parts = append(parts, nodes...)
 	parts = append(parts,

@@ -94,12 +94,12 @@ func TestCastInputExactBytes(t *testing.T) {
 		to   Elem
 		want []byte
 	}{
-		{Float, useModel(Float, cast, castNodeField("x", cast, Float16))},
-		{Double, useModel(Double, cast, castNodeField("x", cast, Float16))},
+		{Float, useModel(Float, cast, castNodeField("x", cast, Float16), payload)},
+		{Double, useModel(Double, cast, castNodeField("x", cast, Float16), payload)},
 	}
 	for _, c := range cases {
 		t.Run(c.to.String(), func(t *testing.T) {
-			src := writeTemp(t, "m.onnx", useModel(Float16, "x", nil))
+			src := writeTemp(t, "m.onnx", useModel(Float16, "x", nil, payload))
 			dst := filepath.Join(filepath.Dir(src), "adapted.onnx")
 			if err := CastInput(src, dst, "x", c.to); err != nil {
 				t.Fatal(err)
@@ -237,7 +237,7 @@ func initializerFields(t *testing.T, path string) [][]byte {
 }
 
 func TestCastInputErrors(t *testing.T) {
-	good := useModel(Float16, "x", nil)
+	good := useModel(Float16, "x", nil, payload)
 	cases := []struct {
 		name   string
 		model  []byte
@@ -298,7 +298,7 @@ func TestCastInputMissingFile(t *testing.T) {
 
 // TestCastInputInPlace keeps the file mode and leaves no temporary file.
 func TestCastInputInPlace(t *testing.T) {
-	src := writeTemp(t, "m.onnx", useModel(Float16, "x", nil))
+	src := writeTemp(t, "m.onnx", useModel(Float16, "x", nil, payload))
 	if err := os.Chmod(src, 0o604); err != nil {
 		t.Fatal(err)
 	}
