@@ -6,16 +6,21 @@
 //
 // Encoding a prompt takes these steps, in the order of the reference code:
 //
-//  1. Clean-up: HTML entities are unescaped twice (as html.unescape(html.unescape(t))),
-//     the text is stripped, every run of Unicode white space becomes one space, the
-//     text is stripped again and lower-cased with Python's str.lower rules (full
-//     mapping of U+0130 and the Greek final-sigma context, which Go's strings.ToLower
-//     does not apply). Invalid UTF-8 is first replaced by U+FFFD.
+//  1. Clean-up: HTML references are unescaped twice with Python's html.unescape
+//     rules (reimplemented: Go's html.UnescapeString differs on malformed and
+//     forbidden references), the text is stripped, every run of Unicode white
+//     space becomes one space, the text is stripped again and lower-cased with
+//     Python's str.lower rules (full mapping of U+0130 and the Greek final-sigma
+//     context, which Go's strings.ToLower does not apply). Invalid UTF-8 is first
+//     replaced by U+FFFD.
 //  2. Pre-tokenisation with the CLIP pattern
 //     <\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+
 //     so letters group into words, every digit stands alone and punctuation runs
-//     group together; white space is dropped. The two special tokens written in the
-//     text become their ids.
+//     group together; white space is dropped. The reference compiles it with
+//     IGNORECASE, which is reproduced where it matters: the literal alternatives
+//     fold case ("'ſ" with a long s is a contraction piece) and U+0345 matches
+//     no alternative, so it is dropped. The two special tokens written in the text
+//     become their ids.
 //  3. Each piece's UTF-8 bytes are mapped to printable symbols with GPT-2's
 //     bytes_to_unicode table, the last symbol gets the word-end suffix "</w>".
 //  4. Byte-pair encoding: the adjacent pair with the lowest merge rank (its line in
@@ -38,11 +43,13 @@
 //
 // The reference runs ftfy.fix_text first (mojibake repair, NFC normalisation,
 // curly-quote and ligature fixes, control-character removal). ftfy has no Go
-// port and is not reproduced: text that ftfy would change (for example
-// "caf\u00c3\u00a9" mojibake, decomposed accents, "\ufb01" ligatures or curly
-// apostrophes in "it\u2019s") may tokenise differently from Python with ftfy installed.
-// Unicode tables are Go's, so characters newer than Python's tables may class
-// differently. Hugging Face's slow CLIPTokenizer without ftfy uses a BERT basic
-// tokenizer instead; this package follows OpenAI's code, which the fast tokenizer
-// also matches for ordinary text.
+// port and is not reproduced: text that ftfy would change (mojibake such as
+// "cafÃ©", decomposed accents, the "ﬁ" ligature, curly apostrophes in "it’s")
+// may tokenise differently from Python with ftfy installed; it matches Python
+// without ftfy. Unicode tables are Go's (Unicode 15): letters and digits added
+// in later versions, which a newer Python regex module knows, count as
+// punctuation here. Hugging Face's slow CLIPTokenizer without ftfy falls back to
+// a BERT basic tokenizer instead; this package follows OpenAI's code, which the
+// fast tokenizer also matches for ordinary text. testdata/reference_tokenizer.py
+// is OpenAI's code with ftfy left out, used to produce testdata/reference.jsonl.
 package clip

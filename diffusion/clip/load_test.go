@@ -312,3 +312,20 @@ func TestFromBPERepeatedMerge(t *testing.T) {
 		t.Errorf("rule for a b = %+v, want rank %d id %d", rule, maxMerges-1, abID)
 	}
 }
+
+// TestLoadIgnoresMergesBeyondCLIPLimit: like CLIPTokenizer, only the first 48894
+// merges are read, so a malformed line after them is never parsed.
+func TestLoadIgnoresMergesBeyondCLIPLimit(t *testing.T) {
+	f := newTinyFolder()
+	f.merges = "#version: 0.2\n" + strings.Repeat("h i</w>\n", maxMerges) + "not a merge\n"
+	tok, err := Load(f.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tok.merges); n != 1 {
+		t.Fatalf("%d distinct merge rules, want 1", n)
+	}
+	if got, want := tok.Encode("hi"), []int64{tok.BOS(), int64(tok.ids["hi</w>"]), tok.EOS()}; !slices.Equal(got, want) {
+		t.Fatalf("Encode(hi) = %v, want %v", got, want)
+	}
+}
