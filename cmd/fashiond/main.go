@@ -27,7 +27,8 @@ func commands() []command {
 		{"api", "HTTP API only (split deployment; needs FASHIOND_REDIS_URL)", cmdAPI},
 		{"worker", "job worker only (split deployment; needs FASHIOND_REDIS_URL)", cmdWorker},
 		{"keys", "API keys: create, list, add-credits", cmdKeys},
-		{"models", "model repository: list, verify, install", cmdModels},
+		{"models", "model repository: list, verify, install, remove", cmdModels},
+		{"generate", "run one installed diffusion model (text-to-image, img2img, inpainting)", cmdGenerate},
 		{"bench", "benchmark model stages and pipelines", cmdBench},
 		{"version", "print the version", cmdVersion},
 	}

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"fashiond/config"
+	"fashiond/diffusion"
 	"fashiond/inference"
 	"fashiond/models"
 )
@@ -26,6 +27,11 @@ import (
 //	         missing or corrupt
 //	install  copies models from the mirror (FASHIOND_MODELS_MIRROR, default
 //	         ../shared/models when present), verifying every hash
+//	install DIR
+//	         installs a Stable Diffusion ONNX export (Optimum layout) as a
+//	         generative model (see docs/GENERATIVE.md)
+//	remove NAME
+//	         removes an installed generative model
 func cmdModels(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -41,18 +47,36 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 	fs.SetOutput(w)
 	fs.Usage = func() {
 		fmt.Fprintln(w, "usage: fashiond models [list|verify|install] [flags]")
+		fmt.Fprintln(w, "       fashiond models install [--name NAME] [--task text-to-image|inpainting] [--max-batch N] DIR")
+		fmt.Fprintln(w, "       fashiond models remove NAME")
 		fs.PrintDefaults()
 	}
 	var cfg config.Config
 	cfg.Register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+	var gen genInstallFlags
+	if sub == "install" {
+		gen.register(fs)
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("fashiond models: unexpected argument %q", fs.Arg(0))
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
 	}
 	if err := cfg.Finish(); err != nil {
 		return err
+	}
+	switch {
+	case sub == "install" && len(pos) == 1:
+		return installGenerative(ctx, w, cfg, gen, pos[0])
+	case sub == "remove" && len(pos) == 1:
+		if err := diffusion.Remove(cfg.ModelsDir, pos[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "removed %s from %s\n", pos[0], diffusion.RepoDir(cfg.ModelsDir))
+		return nil
+	case sub == "remove":
+		return errors.New("fashiond models remove: name the model to remove (fashiond models remove NAME)")
+	case len(pos) > 0:
+		return fmt.Errorf("fashiond models: unexpected argument %q", pos[0])
 	}
 	repo, err := models.OpenRepository(cfg.ModelsDir)
 	if err != nil {
@@ -65,6 +89,10 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 			return err
 		}
 		printModels(ctx, w, cfg, repo, states)
+		generativeOK := printGenerative(ctx, w, cfg)
+		if sub == "verify" && !generativeOK {
+			return errors.New("fashiond models verify: an installed generative model does not verify")
+		}
 		if sub == "verify" {
 			if err := repo.Require(); err != nil {
 				return fmt.Errorf("fashiond models verify: %w", err)
