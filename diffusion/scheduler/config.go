@@ -42,6 +42,10 @@ type Config struct {
 	// Euler and DPM-Solver.
 	UseKarrasSigmas *bool  `json:"use_karras_sigmas"`
 	FinalSigmasType string `json:"final_sigmas_type"` // "zero" or "sigma_min"
+	// Euler only: the ends of its Karras schedule (default: the ends of the
+	// interpolated sigmas).
+	SigmaMin *float64 `json:"sigma_min"`
+	SigmaMax *float64 `json:"sigma_max"`
 
 	// LCM.
 	OriginalInferenceSteps int     `json:"original_inference_steps"`
@@ -197,6 +201,14 @@ func (c *Config) checkSolverNumbers() error {
 	}
 	if c.set("timestep_scaling", c.TimestepScaling != 0) && !(c.TimestepScaling > 0 && !math.IsInf(c.TimestepScaling, 1)) {
 		return fmt.Errorf("scheduler config: timestep_scaling %v must be a positive number", c.TimestepScaling)
+	}
+	for _, v := range []struct {
+		key string
+		v   *float64
+	}{{"sigma_min", c.SigmaMin}, {"sigma_max", c.SigmaMax}} {
+		if v.v != nil && !(*v.v > 0 && !math.IsInf(*v.v, 1)) {
+			return fmt.Errorf("scheduler config: %s %v must be a positive number", v.key, *v.v)
+		}
 	}
 	if c.LambdaMinClipped != nil && math.IsNaN(*c.LambdaMinClipped) {
 		return fmt.Errorf("scheduler config: lambda_min_clipped is NaN")

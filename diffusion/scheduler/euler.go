@@ -26,15 +26,14 @@ func (s *Sampler) buildEuler(steps, skip int) error {
 	}
 	ancestral := s.kind == EulerAncestral
 	if p.karras && !ancestral {
-		sig = karrasSigmas(sig[len(sig)-1], sig[0], steps)
-		logs := make([]float64, len(table))
-		for i, v := range table {
-			logs[i] = math.Log(v)
+		lo, hi := sig[len(sig)-1], sig[0]
+		if p.sigmaMin != nil {
+			lo = *p.sigmaMin
 		}
-		ts = make([]float64, len(sig))
-		for i, v := range sig {
-			ts[i] = float64(float32(sigmaToT(v, logs)))
+		if p.sigmaMax != nil {
+			hi = *p.sigmaMax
 		}
+		ts, sig = eulerKarras(table, lo, hi, steps)
 	}
 	last := 0.0
 	if p.finalSigmasType == "sigma_min" && !ancestral {
@@ -52,6 +51,21 @@ func (s *Sampler) buildEuler(steps, skip int) error {
 	s.timesteps = ts[skip:]
 	s.m = &eulerMethod{sigmas: sig, begin: skip, ancestral: ancestral, prediction: p.prediction}
 	return nil
+}
+
+// eulerKarras is the Karras schedule from hi down to lo, each sigma mapped
+// back to a float32 timestep.
+func eulerKarras(table []float64, lo, hi float64, steps int) (ts, out []float64) {
+	out = karrasSigmas(lo, hi, steps)
+	logs := make([]float64, len(table))
+	for i, v := range table {
+		logs[i] = math.Log(v)
+	}
+	ts = make([]float64, len(out))
+	for i, v := range out {
+		ts[i] = float64(float32(sigmaToT(v, logs)))
+	}
+	return ts, out
 }
 
 func (e *eulerMethod) inputScale(i int) float64 {

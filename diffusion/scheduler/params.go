@@ -28,6 +28,8 @@ type params struct {
 	karras            bool
 	finalSigmasType   string
 	lambdaMinClipped  float64
+	sigmaMin          *float64
+	sigmaMax          *float64
 	originalSteps     int
 	timestepScaling   float64
 }
@@ -83,6 +85,13 @@ func resolve(c Config, kind Kind) (params, error) {
 		return params{}, err
 	}
 	p := classDefaults(kind)
+	p.applyCommon(&c)
+	p.applySolver(&c)
+	return p, p.applyTrainedBetas(c.TrainedBetas, c.set("num_train_timesteps", c.NumTrainTimesteps != 0))
+}
+
+// applyCommon takes the keys every class shares.
+func (p *params) applyCommon(c *Config) {
 	if c.set("num_train_timesteps", c.NumTrainTimesteps != 0) {
 		p.numTrainTimesteps = c.NumTrainTimesteps
 	}
@@ -95,31 +104,35 @@ func resolve(c Config, kind Kind) (params, error) {
 	setString(&p.betaSchedule, c.BetaSchedule)
 	setString(&p.prediction, c.PredictionType)
 	setString(&p.spacing, c.TimestepSpacing)
-	setString(&p.solverType, c.SolverType)
-	setString(&p.finalSigmasType, c.FinalSigmasType)
 	p.stepsOffset = c.StepsOffset
 	setBool(&p.setAlphaToOne, c.SetAlphaToOne)
 	setBool(&p.clipSample, c.ClipSample)
-	setBool(&p.skipPRKSteps, c.SkipPRKSteps)
-	setBool(&p.lowerOrderFinal, c.LowerOrderFinal)
-	setBool(&p.eulerAtFinal, c.EulerAtFinal)
-	setBool(&p.karras, c.UseKarrasSigmas)
 	if c.set("clip_sample_range", c.ClipSampleRange != 0) {
 		p.clipSampleRange = c.ClipSampleRange
 	}
+}
+
+// applySolver takes the per-method keys.
+func (p *params) applySolver(c *Config) {
+	setBool(&p.skipPRKSteps, c.SkipPRKSteps)
+	setString(&p.solverType, c.SolverType)
+	setString(&p.finalSigmasType, c.FinalSigmasType)
+	setBool(&p.lowerOrderFinal, c.LowerOrderFinal)
+	setBool(&p.eulerAtFinal, c.EulerAtFinal)
+	setBool(&p.karras, c.UseKarrasSigmas)
 	if c.set("solver_order", c.SolverOrder != 0) {
 		p.solverOrder = c.SolverOrder
 	}
 	if c.LambdaMinClipped != nil {
 		p.lambdaMinClipped = *c.LambdaMinClipped
 	}
+	p.sigmaMin, p.sigmaMax = c.SigmaMin, c.SigmaMax
 	if c.set("original_inference_steps", c.OriginalInferenceSteps != 0) {
 		p.originalSteps = c.OriginalInferenceSteps
 	}
 	if c.set("timestep_scaling", c.TimestepScaling != 0) {
 		p.timestepScaling = c.TimestepScaling
 	}
-	return p, p.applyTrainedBetas(c.TrainedBetas, c.set("num_train_timesteps", c.NumTrainTimesteps != 0))
 }
 
 // applyTrainedBetas takes explicit betas; their count is the train length.

@@ -197,3 +197,36 @@ func TestScaleModelInputIdentity(t *testing.T) {
 		}
 	}
 }
+
+// TestKarrasTables: use_karras_sigmas (rho 7) between the sigma ends, each
+// sigma mapped back to a timestep by log-sigma interpolation; Euler keeps
+// float32 fractions, DPM rounds. The last Euler value is ~1e-15, not 0.
+func TestKarrasTables(t *testing.T) {
+	karras := `"use_karras_sigmas": true`
+	cases := []struct {
+		name string
+		cfg  string
+		kind Kind
+		n    int
+		want []float64
+		tol  float64
+	}{
+		{"euler-10", karras, Euler, 10, []float64{999, 916.283935546875, 815.044677734375, 687.1527709960938,
+			523.1980590820312, 327.14599609375, 145.9380645751953, 40.8564338684082, 6.732296943664551, 0}, 1e-9},
+		{"euler-6-sigma-range", karras + `, "sigma_min": 0.1, "sigma_max": 10.0`, Euler, 6, []float64{933.5067749023438,
+			791.5223388671875, 593.543212890625, 327.90435791015625, 93.99012756347656, 10.382196426391602}, 1e-9},
+		{"dpm-10", karras, DPMPP2M, 10, []float64{999, 916, 815, 687, 523, 327, 146, 41, 7, 0}, 0},
+	}
+	for _, c := range cases {
+		s, err := New(withKeys(t, c.cfg), c.kind, c.n, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.Timesteps()
+		for i := range c.want {
+			if len(got) != len(c.want) || math.Abs(got[i]-c.want[i]) > c.tol {
+				t.Fatalf("%s: timesteps %v, want %v", c.name, got, c.want)
+			}
+		}
+	}
+}
