@@ -47,11 +47,11 @@ type textConfig struct {
 }
 
 type unetConfig struct {
-	InChannels       int  `json:"in_channels"`
-	OutChannels      int  `json:"out_channels"`
-	SampleSize       int  `json:"sample_size"`
-	CrossAttention   int  `json:"cross_attention_dim"`
-	TimeCondProjDim  *int `json:"time_cond_proj_dim"`
+	InChannels      int  `json:"in_channels"`
+	OutChannels     int  `json:"out_channels"`
+	SampleSize      int  `json:"sample_size"`
+	CrossAttention  int  `json:"cross_attention_dim"`
+	TimeCondProjDim *int `json:"time_cond_proj_dim"`
 }
 
 type vaeConfig struct {

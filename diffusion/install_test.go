@@ -89,9 +89,9 @@ func TestMalformedFoldersAreRefused(t *testing.T) {
 	rt := testRuntime(t)
 	good := contract(t, "oracle-floatb")
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(dir string) error
-		want  []string
+		want   []string
 	}{
 		{"missing unet", func(d string) error { return os.Remove(filepath.Join(d, dirUNet, fileGraph)) }, []string{"unet/model.onnx: missing"}},
 		{"missing index", func(d string) error { return os.Remove(filepath.Join(d, fileIndex)) }, []string{"model_index.json"}},
