@@ -173,3 +173,13 @@ func redactURL(u *url.URL) string {
 	}
 	return s
 }
+
+// RedactURL returns raw as scheme://host/path, without user info, query or
+// fragment, for logs and messages (they may carry tokens).
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return redactURL(u)
+}

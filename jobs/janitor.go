@@ -59,6 +59,8 @@ func (s *Service) expire(ctx context.Context) error {
 			if err := s.store.DeletePrefix(ctx, id+"/"); err != nil {
 				return fmt.Errorf("expire %s: outputs: %w", id, err) // retried next pass
 			}
+			owner, _ := s.rdb.HGet(ctx, keyJob(id), fOwner).Result()
+			s.dropInputs(ctx, id, owner)
 			n, err := s.rdb.ZRem(ctx, keyExpiry, id).Result()
 			if err != nil {
 				return fmt.Errorf("expire: %w", err)
@@ -122,6 +124,8 @@ func (s *Service) unstickOne(ctx context.Context, id string) error {
 	info, err := s.insp.GetTaskInfo(queue, id)
 	var msg string
 	switch {
+	case time.Since(r.CreatedAt) > s.maxAge(r.Model)+s.timeout(r.Model):
+		msg = fmt.Sprintf("the job did not finish within %s of its submission; credits refunded", s.maxAge(r.Model)+s.timeout(r.Model))
 	case errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound):
 		msg = "the job's queue entry was lost; credits refunded"
 	case err != nil:

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -158,28 +157,10 @@ return b`)
 // prefix of at least 8 hex digits of its owner id) is keyID and returns the
 // new balance.
 func (s *Service) AddCredits(ctx context.Context, keyID string, n int64) (int64, error) {
-	keyID = strings.ToLower(keyID)
-	if len(keyID) < 8 {
-		return 0, errors.New("jobs: key id needs at least 8 hex digits")
-	}
-	owners, err := s.rdb.HKeys(ctx, keyKeys).Result()
+	owner, err := s.resolveKeyID(ctx, keyID)
 	if err != nil {
-		return 0, fmt.Errorf("jobs: add credits: %w", err)
+		return 0, err
 	}
-	var match []string
-	for _, o := range owners {
-		if strings.HasPrefix(o, keyID) {
-			match = append(match, o)
-		}
-	}
-	switch len(match) {
-	case 0:
-		return 0, fmt.Errorf("jobs: no key with id %s", keyID)
-	case 1:
-	default:
-		return 0, fmt.Errorf("jobs: key id %s is ambiguous (%d keys)", keyID, len(match))
-	}
-	owner := match[0]
 	b, err := addCreditsScript.Run(ctx, s.rdb, []string{keyKeys, keyCredits(owner), keyLedger(owner)},
 		owner, n, ledgerJSON("grant", "", "", n)).Int64()
 	if err != nil {

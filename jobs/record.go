@@ -26,25 +26,27 @@ type record struct {
 
 // Hash fields of a job record.
 const (
-	fID        = "id"
-	fModel     = "model"
-	fOwner     = "owner"
-	fStatus    = "status"
-	fCreated   = "created_at"
-	fUpdated   = "updated_at"
-	fError     = "error"
-	fOutput    = "output"
-	fInfo      = "outputs_info"
-	fProgress  = "progress"
-	fCost      = "cost"
-	fInputs    = "inputs"
-	fWebhook   = "webhook"
-	fExpires   = "expires_at"
-	fRefunded  = "refunded"
-	fRunner    = "runner"
-	fAttempt   = "attempt"
-	fHookSent  = "hook_sent"
-	timeLayout = time.RFC3339Nano
+	fID         = "id"
+	fModel      = "model"
+	fOwner      = "owner"
+	fStatus     = "status"
+	fCreated    = "created_at"
+	fUpdated    = "updated_at"
+	fError      = "error"
+	fOutput     = "output"
+	fInfo       = "outputs_info"
+	fProgress   = "progress"
+	fCost       = "cost"
+	fInputs     = "inputs"
+	fWebhook    = "webhook"
+	fExpires    = "expires_at"
+	fRefunded   = "refunded"
+	fRunner     = "runner"
+	fAttempt    = "attempt"
+	fHookSent   = "hook_sent"
+	fFailures   = "failures"    // transient failures so far
+	fInputBytes = "input_bytes" // bytes of the job's stored input images
+	timeLayout  = time.RFC3339Nano
 )
 
 func parseRecord(m map[string]string) (*record, error) {
@@ -134,16 +136,25 @@ func (s *Service) Get(ctx context.Context, owner, id string) (*Job, error) {
 	return &j, nil
 }
 
-// submitScript reserves credits and creates the job record in one step.
-// KEYS: credits, job, ledger, expiry, active.
-// ARGV: cost, ttl ms, expires ms, job id, ledger entry, created ms, field/value pairs...
+// submitScript reserves credits and input quota and creates the job record
+// in one step. KEYS: credits, job, ledger, expiry, active, input bytes.
+// ARGV: cost, ttl ms, expires ms, job id, ledger entry, created ms, input
+// bytes, input quota, field/value pairs...
+// Returns {1, balance}, {0, balance} (credits short) or {2, stored} (quota).
 var submitScript = redis.NewScript(`
 local bal = tonumber(redis.call('GET', KEYS[1]) or '0')
 local cost = tonumber(ARGV[1])
 if bal < cost then return {0, bal} end
+local inb = tonumber(ARGV[7])
+local stored = tonumber(redis.call('GET', KEYS[6]) or '0')
+if inb > 0 and stored + inb > tonumber(ARGV[8]) then return {2, stored} end
 if redis.call('EXISTS', KEYS[2]) == 1 then return redis.error_reply('job id exists') end
 local nb = redis.call('DECRBY', KEYS[1], cost)
-redis.call('HSET', KEYS[2], unpack(ARGV, 7))
+if inb > 0 then
+  redis.call('INCRBY', KEYS[6], inb)
+  redis.call('PEXPIRE', KEYS[6], ARGV[2])
+end
+redis.call('HSET', KEYS[2], unpack(ARGV, 9))
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 if cost > 0 then
   redis.call('LPUSH', KEYS[3], ARGV[5])
@@ -186,31 +197,47 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Job, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("%w %s", ErrModelUnavailable, req.Model)
 	}
+	if bal, err := s.Balance(ctx, req.Owner); err != nil {
+		return nil, err
+	} else if bal < int64(req.Cost) {
+		return nil, &CreditsError{Balance: bal, Cost: req.Cost} // before any image is stored
+	}
 	id := uuid.NewString()
+	inputs, inBytes, err := s.spoolInputs(ctx, id, req.Inputs)
+	if err != nil {
+		s.dropInputs(context.WithoutCancel(ctx), id, "")
+		return nil, err
+	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	exp := now.Add(s.opts.Retention)
 	created := now.Format(timeLayout)
 	entry := ledgerJSON("charge", id, req.Model, -int64(req.Cost))
-	keys := []string{keyCredits(req.Owner), keyJob(id), keyLedger(req.Owner), keyExpiry, keyActive}
-	args := []any{req.Cost, s.opts.Retention.Milliseconds(), exp.UnixMilli(), id, entry, now.UnixMilli(),
+	keys := []string{keyCredits(req.Owner), keyJob(id), keyLedger(req.Owner), keyExpiry, keyActive, keyInputBytes(req.Owner)}
+	args := []any{req.Cost, s.opts.Retention.Milliseconds(), exp.UnixMilli(), id, entry, now.UnixMilli(), inBytes, s.opts.InputQuota,
 		fID, id, fModel, req.Model, fOwner, req.Owner, fStatus, StatusStarting,
-		fCreated, created, fUpdated, created, fCost, req.Cost, fInputs, string(req.Inputs),
-		fWebhook, req.WebhookURL, fExpires, exp.UnixMilli()}
+		fCreated, created, fUpdated, created, fCost, req.Cost, fInputs, string(inputs),
+		fWebhook, req.WebhookURL, fExpires, exp.UnixMilli(), fInputBytes, inBytes}
 	res, err := submitScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
-	if err != nil {
-		return nil, fmt.Errorf("jobs: submit: %w", err)
+	if err != nil || res[0] != 1 {
+		s.dropInputs(context.WithoutCancel(ctx), id, "")
 	}
-	if res[0] == 0 {
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("jobs: submit: %w", err)
+	case res[0] == 0:
 		return nil, &CreditsError{Balance: res[1], Cost: req.Cost}
+	case res[0] == 2:
+		return nil, &QuotaError{Stored: res[1], Adding: inBytes, Quota: s.opts.InputQuota}
 	}
 	task := asynq.NewTask(taskJob, []byte(id))
 	_, err = s.client.EnqueueContext(ctx, task,
-		asynq.TaskID(id), asynq.Queue(QueueName(req.Model)), asynq.MaxRetry(s.opts.MaxRetry),
+		asynq.TaskID(id), asynq.Queue(QueueName(req.Model)), asynq.MaxRetry(taskMaxRetry),
 		asynq.Timeout(s.timeout(req.Model)+time.Minute))
 	if err != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if rerr := rollbackScript.Run(rctx, s.rdb, keys, req.Cost, entry, id).Err(); rerr != nil {
+		s.dropInputs(rctx, id, req.Owner)
+		if rerr := rollbackScript.Run(rctx, s.rdb, keys[:5], req.Cost, entry, id).Err(); rerr != nil {
 			s.log.Error("rollback of a job whose enqueue failed", "job", id, "err", rerr)
 		}
 		return nil, fmt.Errorf("jobs: enqueue: %w", err)
@@ -219,11 +246,35 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*Job, error) {
 		Credits: req.Cost, Owner: req.Owner, Inputs: req.Inputs, WebhookURL: req.WebhookURL}, nil
 }
 
-// claimScript marks the start of an attempt on a non-terminal job.
-// KEYS: job. ARGV: runner, attempt, progress JSON, updated.
+// claimScript marks the start of an attempt on a non-terminal job. An
+// attempt that never ended (its "running" field is still set: the worker
+// was killed, or lost the job's lease) is counted in "crashes"; when that
+// worker ran no other job at the time ("running:<worker>" held this job
+// only) the crash is the job's own and counts in "own_crashes" too.
+// KEYS: job, running set of this worker. ARGV: runner, attempt, progress
+// JSON, updated, job id, running-set key prefix, set ttl ms.
+// Returns {claimed, crashes, own_crashes}.
 var claimScript = redis.NewScript(`
-if redis.call('HGET', KEYS[1], 'status') ~= 'starting' then return 0 end
-redis.call('HSET', KEYS[1], 'runner', ARGV[1], 'attempt', ARGV[2], 'progress', ARGV[3], 'updated_at', ARGV[4])
+if redis.call('HGET', KEYS[1], 'status') ~= 'starting' then return {0, 0, 0} end
+local prev = redis.call('HGET', KEYS[1], 'running')
+if prev and prev ~= '' then
+  redis.call('HINCRBY', KEYS[1], 'crashes', 1)
+  local set = ARGV[6] .. prev
+  if redis.call('SCARD', set) <= 1 then
+    redis.call('HINCRBY', KEYS[1], 'own_crashes', 1)
+  end
+end
+redis.call('HSET', KEYS[1], 'runner', ARGV[1], 'attempt', ARGV[2], 'progress', ARGV[3], 'updated_at', ARGV[4], 'running', ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[7])
+return {1, tonumber(redis.call('HGET', KEYS[1], 'crashes') or '0'), tonumber(redis.call('HGET', KEYS[1], 'own_crashes') or '0')}`)
+
+// endAttemptScript records that an attempt ended (whatever its outcome)
+// on the worker that ran it: the job is no longer "running" there.
+// KEYS: job, running set of the worker. ARGV: runner, job id.
+var endAttemptScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'running') == ARGV[1] then redis.call('HDEL', KEYS[1], 'running') end
+redis.call('SREM', KEYS[2], ARGV[2])
 return 1`)
 
 // progressScript updates the progress of a non-terminal job.
@@ -238,7 +289,7 @@ return 1`)
 var succeedScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], 'status') ~= 'starting' then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'output', ARGV[2], 'outputs_info', ARGV[3], 'updated_at', ARGV[4])
-redis.call('HDEL', KEYS[1], 'progress')
+redis.call('HDEL', KEYS[1], 'progress', 'inputs')
 redis.call('ZREM', KEYS[2], ARGV[5])
 return 1`)
 
@@ -247,7 +298,7 @@ return 1`)
 var failScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], 'status') ~= 'starting' then return 0 end
 redis.call('HSET', KEYS[1], 'status', 'error', 'error', ARGV[1], 'updated_at', ARGV[2])
-redis.call('HDEL', KEYS[1], 'progress')
+redis.call('HDEL', KEYS[1], 'progress', 'inputs')
 redis.call('ZREM', KEYS[2], ARGV[3])
 if redis.call('HGET', KEYS[1], 'refunded') ~= '1' then
   local c = tonumber(redis.call('HGET', KEYS[1], 'cost') or '0')
@@ -272,6 +323,7 @@ func (s *Service) succeed(ctx context.Context, r *record, output []string, info 
 	if err != nil {
 		return false, fmt.Errorf("jobs: finish %s: %w", r.ID, err)
 	}
+	s.dropInputs(ctx, r.ID, r.Owner)
 	return n == 1, nil
 }
 
@@ -283,6 +335,7 @@ func (s *Service) fail(ctx context.Context, r *record, msg string) (bool, error)
 	if err != nil {
 		return false, fmt.Errorf("jobs: fail %s: %w", r.ID, err)
 	}
+	s.dropInputs(ctx, r.ID, r.Owner)
 	return n == 1, nil
 }
 

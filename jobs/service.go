@@ -25,6 +25,8 @@ const (
 	DefaultImageTimeout    = 5 * time.Minute
 	DefaultVideoTimeout    = 15 * time.Minute
 	DefaultMaxRetry        = 2
+	DefaultMaxCrashes      = 3
+	DefaultMaxJobAge       = time.Hour
 	DefaultJanitorInterval = 30 * time.Second
 	DefaultUnservedTimeout = 10 * time.Minute
 	// WebhookTimeout bounds one webhook delivery attempt (the spec's 15 s).
@@ -70,9 +72,22 @@ type Options struct {
 	// Timeouts overrides the per-model run time limit (DefaultImageTimeout,
 	// DefaultVideoTimeout for image-to-video).
 	Timeouts map[string]time.Duration
-	// MaxRetry is the retry budget of a job for transient failures and
-	// worker crashes (DefaultMaxRetry). Negative: none.
+	// MaxRetry is the retry budget of a job for transient failures
+	// (DefaultMaxRetry). Negative: none. Attempts lost to a worker crash or
+	// shutdown do not count (see MaxCrashes and MaxJobAge).
 	MaxRetry int
+	// MaxCrashes fails a job (with refund) that was the only job of a
+	// worker that died while running it this many times: a poison input
+	// (DefaultMaxCrashes).
+	MaxCrashes int
+	// InputQuota is the most bytes of input images one API key may have
+	// stored at once, in its unfinished jobs (DefaultInputQuota); a
+	// submission over it is refused with a *QuotaError, nothing charged.
+	InputQuota int64
+	// MaxJobAge fails a job that has not finished this long after its
+	// submission, however its attempts were lost (DefaultMaxJobAge, or
+	// three times the model's time limit when that is longer).
+	MaxJobAge time.Duration
 	// RetryDelay is the delay before retry n (1-based) of a job after a
 	// transient failure (default n*2 s). A crashed worker's job is retried
 	// without delay.
@@ -126,6 +141,15 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		o.MaxRetry = DefaultMaxRetry
 	} else if o.MaxRetry < 0 {
 		o.MaxRetry = 0
+	}
+	if o.MaxCrashes <= 0 {
+		o.MaxCrashes = DefaultMaxCrashes
+	}
+	if o.InputQuota <= 0 {
+		o.InputQuota = DefaultInputQuota
+	}
+	if o.MaxJobAge <= 0 {
+		o.MaxJobAge = DefaultMaxJobAge
 	}
 	if o.RetryDelay == nil {
 		o.RetryDelay = func(n int) time.Duration { return time.Duration(n) * 2 * time.Second }
@@ -266,6 +290,11 @@ func (s *Service) timeout(model string) time.Duration {
 	return DefaultImageTimeout
 }
 
+// maxAge is how long a job of model may take from submission to its end.
+func (s *Service) maxAge(model string) time.Duration {
+	return max(s.opts.MaxJobAge, 3*s.timeout(model))
+}
+
 // Redis keys. Everything the jobs package keeps is under "fashiond:".
 const (
 	keySecret  = "fashiond:webhook_secret"
@@ -276,12 +305,25 @@ const (
 	keyModels  = "fashiond:models"  // set: every model a worker ever advertised
 )
 
-func keyJob(id string) string        { return "fashiond:job:" + id }
-func keyCredits(owner string) string { return "fashiond:credits:" + owner }
-func keyLedger(owner string) string  { return "fashiond:ledger:" + owner }
-func keyServed(model string) string  { return "fashiond:served:" + model }
-func keyWorker(id string) string     { return "fashiond:worker:" + id }
-func keyStudio(owner string) string  { return "fashiond:studio:" + owner }
+func keyJob(id string) string         { return "fashiond:job:" + id }
+func keyCredits(owner string) string  { return "fashiond:credits:" + owner }
+func keyLedger(owner string) string   { return "fashiond:ledger:" + owner }
+func keyServed(model string) string   { return "fashiond:served:" + model }
+func keyWorker(id string) string      { return "fashiond:worker:" + id }
+func keyStudio(owner string) string   { return "fashiond:studio:" + owner }
+func keyRunning(worker string) string { return keyRunningPrefix + worker }
+
+// keyRunningPrefix starts the set of the jobs a worker is running.
+const keyRunningPrefix = "fashiond:running:"
+
+// runningTTL bounds how long a dead worker's running set stays readable.
+const runningTTL = 24 * time.Hour
+
+// taskMaxRetry is asynq's retry budget of a job task: high, because asynq
+// counts an attempt lost to a worker crash as a retry. The job's own
+// budgets are Options.MaxRetry (transient failures), MaxCrashes and
+// MaxJobAge.
+const taskMaxRetry = 1000
 
 // QueueName is the asynq queue of a model's jobs.
 func QueueName(model string) string { return "fashiond:" + model }

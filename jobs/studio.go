@@ -3,6 +3,9 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,13 +30,29 @@ type Studio struct{ s *Service }
 // Studio returns the studio view of s for pipelines.Request.Studio.
 func (s *Service) Studio() Studio { return Studio{s} }
 
-// studioKey is the blob key of a saved model's image.
-func studioKey(owner, id string) string {
-	p := owner
-	if len(p) > 16 {
-		p = p[:16]
-	}
-	return "studio/" + p + "/" + id + ".png"
+// studioKey is the blob key of a saved model's image:
+// studio/<opaque owner id>/<id>.png. The opaque id is an HMAC of the owner
+// id under the service's secret, so the public URL carries nothing derived
+// from the API key alone (no offline guessing of weak keys).
+func (s *Service) studioKey(owner, id string) string {
+	return "studio/" + s.OpaqueOwner(owner) + "/" + id + ".png"
+}
+
+// legacyStudioKey is where saved models stored before opaque owner ids
+// keep their image (the owner id's first 16 hex digits).
+func legacyStudioKey(owner, id string) string {
+	return "studio/" + owner[:min(len(owner), 16)] + "/" + id + ".png"
+}
+
+// opaqueOwnerLen is the number of hex digits of an opaque owner id.
+const opaqueOwnerLen = 24
+
+// OpaqueOwner is the owner's id in public paths and logs: HMAC-SHA256 of
+// the owner id under the service's secret, in hex, shortened.
+func (s *Service) OpaqueOwner(owner string) string {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte("fashiond-owner-path\x00" + owner))
+	return hex.EncodeToString(m.Sum(nil))[:opaqueOwnerLen]
 }
 
 // Save stores a saved model of owner: the image as PNG in the blob store
@@ -58,7 +77,7 @@ func (st Studio) Save(ctx context.Context, owner string, m pipelines.SavedModel,
 	if err := png.Encode(&buf, img); err != nil {
 		return m, fmt.Errorf("jobs: studio image: %w", err)
 	}
-	key := studioKey(owner, m.ID)
+	key := s.studioKey(owner, m.ID)
 	if err := s.store.Put(ctx, key, "image/png", &buf); err != nil {
 		return m, fmt.Errorf("jobs: studio image: %w", err)
 	}
@@ -78,7 +97,10 @@ func (st Studio) Get(ctx context.Context, owner, id string) (pipelines.SavedMode
 	if err != nil {
 		return m, nil, err
 	}
-	rc, _, err := s.store.Open(ctx, studioKey(owner, m.ID))
+	rc, _, err := s.store.Open(ctx, s.studioKey(owner, m.ID))
+	if errors.Is(err, storage.ErrNotFound) {
+		rc, _, err = s.store.Open(ctx, legacyStudioKey(owner, m.ID))
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return m, nil, fmt.Errorf("saved model %s: image missing: %w", id, pipelines.ErrNotFound)
 	}

@@ -12,11 +12,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"fashiond/fetch"
 )
 
 // Standard Webhooks header names.
@@ -133,30 +136,53 @@ func (s *Service) deliverWebhook(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("webhook URL: %v: %w", err, asynq.SkipRetry)
 	}
+	keys, err := s.signingKeys(ctx, r.Owner)
+	if err != nil {
+		return err
+	}
 	wid, now := WebhookID(id), time.Now()
+	sigs := make([]string, len(keys))
+	for i, k := range keys {
+		sigs[i] = "v1," + sign(k, wid, now.Unix(), body)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "fashiond-webhooks/1")
 	req.Header.Set(HeaderWebhookID, wid)
 	req.Header.Set(HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
-	req.Header.Set(HeaderWebhookSignature, "v1,"+sign(s.secret, wid, now.Unix(), body))
+	req.Header.Set(HeaderWebhookSignature, strings.Join(sigs, " "))
 	client := *s.hook
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	shown := fetch.RedactURL(r.WebhookURL)
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("webhook %s: %w", wid, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its message holds the whole URL, query included
+		}
+		var refused *fetch.RefusedError
+		if errors.As(err, &refused) {
+			return fmt.Errorf("webhook %s to %s: %w: %w", wid, shown, err, asynq.SkipRetry)
+		}
+		return fmt.Errorf("webhook %s to %s: %w", wid, shown, err)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("webhook %s: receiver answered %s", wid, resp.Status)
+	switch {
+	case resp.StatusCode == http.StatusGone:
+		return fmt.Errorf("webhook %s to %s: receiver answered %s (gone): %w", wid, shown, resp.Status, asynq.SkipRetry)
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return fmt.Errorf("webhook %s to %s: receiver answered %s", wid, shown, resp.Status)
 	}
 	return nil
 }
 
 func (w *Worker) handleWebhook(ctx context.Context, t *asynq.Task) error {
 	err := w.svc.deliverWebhook(ctx, string(t.Payload()))
-	if err != nil {
-		n, _ := asynq.GetRetryCount(ctx)
+	n, _ := asynq.GetRetryCount(ctx)
+	switch {
+	case errors.Is(err, asynq.SkipRetry):
+		w.log.Warn("webhook refused permanently; it is not retried", "err", err, "attempt", n+1)
+	case err != nil:
 		w.log.Warn("webhook delivery failed; it will be retried", "err", err, "attempt", n+1)
 	}
 	return err

@@ -432,16 +432,15 @@ func (w *Worker) handleJob(ctx context.Context, t *asynq.Task) error {
 		return nil
 	}
 	retried, _ := asynq.GetRetryCount(ctx)
-	maxRetry, _ := asynq.GetMaxRetry(ctx)
 	attempt := retried + 1
 	log := w.log.With("job", id, "model", r.Model, "attempt", attempt)
-	p0, _ := json.Marshal(Progress{Stage: "running", Attempt: attempt})
-	n, err := claimScript.Run(ctx, w.svc.rdb, []string{keyJob(id)}, w.id, attempt, p0, stamp()).Int()
-	if err != nil {
+	claimed, own, err := w.claim(ctx, id, attempt)
+	if err != nil || !claimed {
 		return err
 	}
-	if n == 0 {
-		return nil
+	defer w.endAttempt(id)
+	if msg := w.overBudget(r, own); msg != "" {
+		return w.finishError(ctx, r, msg, log)
 	}
 	pl, ok := w.reg.Get(r.Model)
 	if !ok {
@@ -453,7 +452,7 @@ func (w *Worker) handleJob(ctx context.Context, t *asynq.Task) error {
 	start := time.Now()
 	req := &pipelines.Request{
 		JobID: id, Model: r.Model, Owner: r.Owner, Inputs: r.Inputs,
-		Images: w.loader, Studio: w.svc.Studio(), Progress: w.progress(rctx, id, attempt),
+		Images: inputLoader{store: w.svc.store, jobID: id, next: w.loader}, Studio: w.svc.Studio(), Progress: w.progress(rctx, id, attempt),
 	}
 	res, err := runPipeline(rctx, pl, req)
 	var outs []string
@@ -472,7 +471,7 @@ func (w *Worker) handleJob(ctx context.Context, t *asynq.Task) error {
 			return ctx.Err()
 		case errors.Is(rctx.Err(), context.DeadlineExceeded):
 			return w.finishError(ctx, r, fmt.Sprintf("the job took longer than %s and was stopped", limit), log)
-		case pipelines.IsTransient(err) && retried < maxRetry:
+		case pipelines.IsTransient(err) && w.retryTransient(ctx, id):
 			log.Warn("transient failure; the job will be retried", "err", err)
 			_ = w.svc.setProgress(ctx, id, Progress{Stage: "retrying", Detail: errorMessage(err), Attempt: attempt})
 			return err
@@ -489,6 +488,49 @@ func (w *Worker) handleJob(ctx context.Context, t *asynq.Task) error {
 		w.svc.enqueueWebhook(ctx, r)
 	}
 	return nil
+}
+
+// claim starts an attempt on job id (see claimScript); own is the number
+// of worker crashes that were the job's own.
+func (w *Worker) claim(ctx context.Context, id string, attempt int) (claimed bool, own int64, err error) {
+	p0, _ := json.Marshal(Progress{Stage: "running", Attempt: attempt})
+	res, err := claimScript.Run(ctx, w.svc.rdb, []string{keyJob(id), keyRunning(w.id)},
+		w.id, attempt, p0, stamp(), id, keyRunningPrefix, runningTTL.Milliseconds()).Int64Slice()
+	if err != nil {
+		return false, 0, err
+	}
+	return res[0] == 1, res[2], nil
+}
+
+// endAttempt records that this worker's attempt on job id is over (so a
+// later claim does not count it as a crash).
+func (w *Worker) endAttempt(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), HeartbeatInterval)
+	defer cancel()
+	if err := endAttemptScript.Run(ctx, w.svc.rdb, []string{keyJob(id), keyRunning(w.id)}, w.id, id).Err(); err != nil {
+		w.log.Warn("record the end of an attempt", "job", id, "err", err)
+	}
+}
+
+// overBudget is the failure message of a job that must not run again: it
+// crashed its worker MaxCrashes times on its own, or it is older than its
+// maximum age; "" otherwise.
+func (w *Worker) overBudget(r *record, ownCrashes int64) string {
+	o := w.svc.opts
+	if ownCrashes >= int64(o.MaxCrashes) {
+		return fmt.Sprintf("the job stopped the worker running it %d times (a worker process died while running only this job); it is not run again, credits refunded", ownCrashes)
+	}
+	if age := w.svc.maxAge(r.Model); time.Since(r.CreatedAt) > age {
+		return fmt.Sprintf("the job did not finish within %s of its submission (attempts were lost to worker restarts); credits refunded", age)
+	}
+	return ""
+}
+
+// retryTransient counts a transient failure of job id and reports whether
+// the job's retry budget (Options.MaxRetry) allows another attempt.
+func (w *Worker) retryTransient(ctx context.Context, id string) bool {
+	n, err := w.svc.rdb.HIncrBy(ctx, keyJob(id), fFailures, 1).Result()
+	return err == nil && n <= int64(w.svc.opts.MaxRetry)
 }
 
 func (w *Worker) finishError(ctx context.Context, r *record, msg string, log *slog.Logger) error {

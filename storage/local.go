@@ -156,6 +156,10 @@ func (l *Local) Handler() http.Handler {
 			return
 		}
 		key := strings.TrimPrefix(r.URL.Path, "/")
+		if strings.HasPrefix(key, PrivatePrefix) {
+			http.NotFound(w, r)
+			return
+		}
 		rc, ct, err := l.Open(r.Context(), key)
 		if err != nil {
 			http.NotFound(w, r)

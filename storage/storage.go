@@ -41,7 +41,11 @@ var contentTypes = map[string]string{
 	".gif":  "image/gif",
 	".mp4":  "video/mp4",
 	".json": "application/json",
+	".bin":  "application/octet-stream",
 }
+
+// PrivatePrefix starts the keys that Handler never serves (job inputs).
+const PrivatePrefix = "private/"
 
 // ContentTypeOf returns the content type of key's extension, or "" when the
 // extension is not one the store accepts.
