@@ -70,8 +70,8 @@ func initializer(name string, raw []byte) []byte {
 // model wraps a graph body in a ModelProto with an opset and unknown fields.
 func model(graph ...[]byte) []byte {
 	return bytes.Join([][]byte{
-		fVarint(1, 8),           // ir_version
-		fMsg(8, fVarint(2, 13)), // opset_import { version: 13 }
+		fVarint(1, 8), // ir_version
+		fMsg(modelOpset, fVarint(opsetVer, 13)),
 		fMsg(graphUnknownModel, []byte{1, 2, 3}),
 		fMsg(modelGraph, graph...),
 		fGroup(graphUnknownGroup, fVarint(1, 5)),

@@ -17,6 +17,9 @@ const (
 	castSuffix = "__fashiond_cast"
 	// writeBuffer is the buffer between the copied ranges and the file.
 	writeBuffer = 1 << 20
+	// castMinOpset is the first ai.onnx opset whose Cast takes "to" as an
+	// int (Cast-1 took a string).
+	castMinOpset = 6
 )
 
 // castTargets are the element types CastInput may declare an input as.
@@ -73,6 +76,9 @@ func castPlan(s *source, name string, to Elem) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOpset(s); err != nil {
+		return nil, err
+	}
 	taken := map[string]bool{}
 	if err := collectNames(s, g.body, taken, 0); err != nil {
 		return nil, err
@@ -106,6 +112,58 @@ func findInput(g *graphInfo, name string, to Elem) (IO, error) {
 		}
 	}
 	return IO{}, ErrUnknownInput
+}
+
+// checkOpset makes sure the model imports an ai.onnx opset whose Cast the
+// added node is.
+func checkOpset(s *source) error {
+	best := int64(-1)
+	for f, err := range s.fields(s.all()) {
+		if err != nil {
+			return err
+		}
+		if f.num != modelOpset {
+			continue
+		}
+		if err := wantBytes(f); err != nil {
+			return err
+		}
+		domain, version, err := readOpset(s, f.val)
+		if err != nil {
+			return err
+		}
+		if domain == "" || domain == "ai.onnx" {
+			best = max(best, version)
+		}
+	}
+	switch {
+	case best < 0:
+		return errors.New("the model imports no ai.onnx opset, which the Cast node needs")
+	case best < castMinOpset:
+		return fmt.Errorf("ai.onnx opset %d is older than %d, whose Cast this edit writes", best, castMinOpset)
+	}
+	return nil
+}
+
+// readOpset decodes an OperatorSetIdProto.
+func readOpset(s *source, sp span) (domain string, version int64, err error) {
+	for f, err := range s.fields(sp) {
+		if err != nil {
+			return "", 0, err
+		}
+		switch f.num {
+		case opsetDomain:
+			if domain, err = s.str(f); err != nil {
+				return "", 0, err
+			}
+		case opsetVer:
+			if f.typ != protowire.VarintType {
+				return "", 0, fmt.Errorf("%w: opset version has wire type %d", errMalformed, f.typ)
+			}
+			version = int64(f.v)
+		}
+	}
+	return domain, version, nil
 }
 
 // freeName is base, or base with the smallest number appended that makes it

@@ -259,6 +259,10 @@ func TestCastInputErrors(t *testing.T) {
 			node("Loop", "l", nil, nil, bytes.Join([][]byte{fStr(attrName, "body"),
 				fMsg(attrG, valueInfo(graphInput, "x", Float16, []any{}))}, nil))), "x", Float, nil, "subgraph declares"},
 		{"no graph", fVarint(1, 8), "x", Float, nil, "no graph"},
+		{"no ai.onnx opset", bytes.Join([][]byte{fMsg(modelOpset, fStr(opsetDomain, "com.example"), fVarint(opsetVer, 13)),
+			fMsg(modelGraph, valueInfo(graphInput, "x", Float16, []any{}))}, nil), "x", Float, nil, "no ai.onnx opset"},
+		{"opset 5", bytes.Join([][]byte{fMsg(modelOpset, fStr(opsetDomain, "ai.onnx"), fVarint(opsetVer, 5)),
+			fMsg(modelGraph, valueInfo(graphInput, "x", Float16, []any{}))}, nil), "x", Float, nil, "opset 5"},
 		{"two graphs", append(model(), fMsg(modelGraph)...), "x", Float, errMalformed, "repeated"},
 		{"truncated", good[:len(good)-5], "x", Float, errMalformed, "malformed"},
 	}
