@@ -26,8 +26,8 @@ const (
 var castTargets = map[Elem]bool{Float: true, Int32: true, Int64: true, Float16: true, Double: true}
 
 // CastInput writes to dst a copy of the model at src in which graph input
-// name is declared with element type to (same shape) and a Cast node, put
-// first in the graph, converts it back to its original type for all its
+// name is declared with element type to (same shape) and a Cast node, placed
+// before the first node, converts it back to its original type for all its
 // consumers: node inputs, in subgraphs too, and graph outputs that used it.
 // A graph output or value_info that was the input itself is renamed to the
 // Cast's output, so it keeps its original type. The Cast node and its output
@@ -38,6 +38,8 @@ var castTargets = map[Elem]bool{Float: true, Int32: true, Int64: true, Float16: 
 // rename) and may be src itself. Write it next to src so that external data
 // (relative locations) still resolves. Errors name the file and the input;
 // an unknown input wraps ErrUnknownInput, one already of type to ErrSameType.
+// The model must import an ai.onnx opset of at least 6 (for Cast's int "to").
+// Memory use follows the graph's structure (names, nodes), not its weights.
 func CastInput(src, dst, name string, to Elem) error {
 	if err := castInput(src, dst, name, to); err != nil {
 		return fmt.Errorf("onnxedit: cast input %q of %s to %v: %w", name, src, to, err)
@@ -45,6 +47,7 @@ func CastInput(src, dst, name string, to Elem) error {
 	return nil
 }
 
+// castInput is CastInput without the error context.
 func castInput(src, dst, name string, to Elem) error {
 	if !castTargets[to] {
 		return fmt.Errorf("unsupported target type %v", to)
