@@ -1,0 +1,403 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"image"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"fashiond/fetch"
+	"fashiond/pipelines"
+)
+
+// echo loads inputs.image and returns it (so a test sees what the worker
+// read from the stored inputs).
+type echo struct {
+	name string
+	fail string // when set, the job fails with this message after loading
+	seen chan image.Rectangle
+}
+
+func (p *echo) Name() string { return p.name }
+func (p *echo) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
+	var in struct{ Image string }
+	if err := json.Unmarshal(req.Inputs, &in); err != nil {
+		return nil, err
+	}
+	img, err := req.Images.Load(ctx, "inputs.image", in.Image)
+	if err != nil {
+		return nil, err
+	}
+	p.seen <- img.Bounds()
+	if p.fail != "" {
+		return nil, pipelines.Failf("%s", p.fail)
+	}
+	return &pipelines.Result{Outputs: []pipelines.Output{{Image: img}}}, nil
+}
+
+// pngDataURI is a w x h PNG of noise (incompressible) as a data URI.
+func pngDataURI(t testing.TB, w, h int) string {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	x := uint32(1)
+	for i := range img.Pix {
+		x = x*1664525 + 1013904223
+		img.Pix[i] = byte(x >> 24)
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+func (e *env) submitInputs(model string, inputs string) (*Job, error) {
+	return e.svc.Submit(context.Background(), SubmitRequest{Owner: e.owner, Model: model, Cost: 1, Inputs: json.RawMessage(inputs)})
+}
+
+func (e *env) inputsDir(id string) string { return filepath.Join(e.store.Dir(), "private", "inputs", id) }
+
+// TestInputsLeaveRedis (defect 2): a data URI image goes to the private
+// blob store at submission; the job record keeps a short reference; the
+// worker loads the same image; the blobs and the quota are released when
+// the job ends, succeeded or failed; the CDN never serves them.
+func TestInputsLeaveRedis(t *testing.T) {
+	forBackends(t, func(t *testing.T, addr string) {
+		e := newEnv(t, addr, Options{})
+		ok := &echo{name: "echo-ok", seen: make(chan image.Rectangle, 4)}
+		bad := &echo{name: "echo-fail", fail: "no person found", seen: make(chan image.Rectangle, 4)}
+		e.worker(ok, bad)
+		ctx := context.Background()
+		uri := pngDataURI(t, 300, 200)
+		for _, p := range []*echo{ok, bad} {
+			j, err := e.submitInputs(p.name, `{"image":"`+uri+`","n":1}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, _ := e.svc.rdb.HGet(ctx, keyJob(j.ID), fInputs).Result()
+			if terminal(e.mustGet(j.ID).Status) {
+				t.Fatal("job ended before the check")
+			}
+			if len(stored) > 200 || !strings.Contains(stored, `"blob:private/inputs/`+j.ID+`/`) || strings.Contains(stored, "base64") {
+				t.Fatalf("job record inputs = %.200q, want a short blob reference", stored)
+			}
+			if got := <-p.seen; got != image.Rect(0, 0, 300, 200) {
+				t.Fatalf("worker loaded %v", got)
+			}
+			e.waitTerminal(j.ID)
+			if _, err := os.Stat(e.inputsDir(j.ID)); !os.IsNotExist(err) {
+				t.Errorf("%s: inputs folder still there after the job ended (%v)", p.name, err)
+			}
+			if v, _ := e.svc.rdb.HGet(ctx, keyJob(j.ID), fInputs).Result(); v != "" {
+				t.Errorf("%s: inputs still in the job record after the end", p.name)
+			}
+		}
+		if n, _ := e.svc.rdb.Get(ctx, keyInputBytes(e.owner)).Int64(); n != 0 {
+			t.Errorf("input quota still holds %d bytes", n)
+		}
+		if code, _, _ := fetchURL(t, e.cdn.URL+"/cdn/private/inputs/x/y.png"); code != http.StatusNotFound {
+			t.Errorf("CDN served a private key: %d", code)
+		}
+	})
+}
+
+// TestInputQuota: a submission over the key's stored-input quota is
+// refused with nothing charged and nothing left on disk.
+func TestInputQuota(t *testing.T) {
+	forBackends(t, func(t *testing.T, addr string) {
+		uri := pngDataURI(t, 400, 400) // ~160 kB
+		e := newEnv(t, addr, Options{InputQuota: 250_000})
+		p := newBlocking("hold", 1)
+		defer p.Release()
+		e.worker(p)
+		first, err := e.submitInputs("hold", `{"image":"`+uri+`"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.submitInputs("hold", `{"image":"`+uri+`"}`)
+		var qe *QuotaError
+		if !errors.As(err, &qe) || !errors.Is(err, ErrInputQuota) || qe.Quota != 250_000 {
+			t.Fatalf("second submission: %v, want a quota refusal", err)
+		}
+		if b := e.balance(); b != e.credits-1 {
+			t.Errorf("balance %d, want %d (the refused job charged nothing)", b, e.credits-1)
+		}
+		ents, _ := os.ReadDir(filepath.Join(e.store.Dir(), "private", "inputs"))
+		if len(ents) != 1 || ents[0].Name() != first.ID {
+			t.Errorf("inputs folders %v, want only %s", ents, first.ID)
+		}
+	})
+}
+
+// TestGarbageSubmissionsRedisMemory (defect 2, the reported case): five
+// submissions of two multi-megabyte garbage images that all fail leave
+// Redis' memory where it was (before: every byte stayed for the retention).
+func TestGarbageSubmissionsRedisMemory(t *testing.T) {
+	addr := backends[0].start(t)
+	e := newEnv(t, addr, Options{})
+	e.worker(&failing{name: "garbage", msg: "inputs.personImage: content is not a JPEG, PNG or WEBP image"})
+	ctx := context.Background()
+	used := func() int64 {
+		info, _ := e.svc.rdb.Info(ctx, "memory").Result()
+		m := regexp.MustCompile(`used_memory:(\d+)`).FindStringSubmatch(info)
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		return n
+	}
+	before := used()
+	garbage := "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0x5a}, 4<<20))
+	var ids []string
+	for i := 0; i < 5; i++ {
+		j, err := e.submitInputs("garbage", `{"personImage":"`+garbage+`","garmentImage":"`+garbage+`"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	for _, id := range ids {
+		e.waitTerminal(id)
+	}
+	after := used()
+	t.Logf("redis used_memory %d -> %d bytes after 5 x 2 x 4 MiB garbage images", before, after)
+	if after-before > 1<<20 {
+		t.Errorf("redis grew by %d bytes, want under 1 MiB", after-before)
+	}
+	if b := e.balance(); b != e.credits {
+		t.Errorf("balance %d, want %d (all refunded)", b, e.credits)
+	}
+}
+
+func (e *env) mustGet(id string) *Job {
+	e.t.Helper()
+	j, err := e.svc.Get(context.Background(), e.owner, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return j
+}
+
+// TestPerKeyWebhookSecrets (defect 5): each key's webhooks verify with its
+// own secret and not with another key's; a rotation sends both signatures
+// during the overlap and only the new one after it.
+func TestPerKeyWebhookSecrets(t *testing.T) {
+	forBackends(t, func(t *testing.T, addr string) {
+		e := newEnv(t, addr, Options{})
+		ctx := context.Background()
+		rc := &receiver{}
+		hook := httptest.NewServer(rc)
+		defer hook.Close()
+		p := newBlocking("block", 1)
+		p.Release()
+		e.worker(p)
+		other, err := e.svc.CreateKey(ctx, "other", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := func(raw string) string { return OwnerOf(raw)[:12] }
+		mine, err := e.svc.KeyWebhookSecret(ctx, id(e.key), false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, _ := e.svc.KeyWebhookSecret(ctx, id(other), false, 0)
+		if mine == theirs || !strings.HasPrefix(mine, "whsec_") || mine == e.svc.WebhookSecret() {
+			t.Fatalf("secrets not per key: %q %q", mine, theirs)
+		}
+		if again, _ := e.svc.KeyWebhookSecret(ctx, id(e.key), false, 0); again != mine {
+			t.Fatal("the key's secret changed without a rotation")
+		}
+		deliver := func() delivery {
+			n := len(rc.deliveries())
+			j := e.submit("block", 1, hook.URL)
+			e.waitTerminal(j.ID)
+			for deadline := time.Now().Add(10 * time.Second); len(rc.deliveries()) == n && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			return rc.deliveries()[n]
+		}
+		d := deliver()
+		if err := Verify(mine, d.h, d.body, time.Minute); err != nil {
+			t.Errorf("own secret: %v", err)
+		}
+		if err := Verify(theirs, d.h, d.body, time.Minute); err == nil {
+			t.Error("another key's secret verifies this key's webhook")
+		}
+		fresh, err := e.svc.KeyWebhookSecret(ctx, id(e.key), true, time.Hour)
+		if err != nil || fresh == mine {
+			t.Fatalf("rotate: %q %v", fresh, err)
+		}
+		d = deliver()
+		for _, s := range []string{mine, fresh} {
+			if err := Verify(s, d.h, d.body, time.Minute); err != nil {
+				t.Errorf("during the overlap: %v", err)
+			}
+		}
+		if _, err := e.svc.KeyWebhookSecret(ctx, id(e.key), true, time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+		d = deliver()
+		if err := Verify(fresh, d.h, d.body, time.Minute); err == nil {
+			t.Error("a secret rotated out (overlap over) still verifies")
+		}
+	})
+}
+
+// TestWebhookFailures (defects 7 and 8): a failing delivery's error names
+// the URL without user info, query or fragment; a 410 answer and a refused
+// address are permanent (no retry).
+func TestWebhookFailures(t *testing.T) {
+	forBackends(t, func(t *testing.T, addr string) {
+		e := newEnv(t, addr, Options{})
+		rc := &receiver{codes: []int{410, 410, 410}}
+		hook := httptest.NewServer(rc)
+		defer hook.Close()
+		p := newBlocking("block", 1)
+		p.Release()
+		e.worker(p)
+		ctx := context.Background()
+
+		dead := closedPort(t)
+		j := e.submit("block", 1, "http://user:hunter2@"+dead+"/hook?token=SECRET-TOKEN#frag")
+		e.waitTerminal(j.ID)
+		err := e.svc.deliverWebhook(ctx, j.ID)
+		if err == nil {
+			t.Fatal("delivery to a closed port succeeded")
+		}
+		for _, leak := range []string{"SECRET-TOKEN", "hunter2", "frag", "user"} {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("error %q contains %q", err, leak)
+			}
+		}
+		if !strings.Contains(err.Error(), "http://"+dead+"/hook") {
+			t.Errorf("error %q does not name the redacted URL", err)
+		}
+
+		gone := e.submit("block", 1, hook.URL)
+		e.waitTerminal(gone.ID)
+		time.Sleep(500 * time.Millisecond) // the backoff is 50 ms: a retry would have come
+		if n := len(rc.deliveries()); n != 1 {
+			t.Errorf("410 receiver got %d deliveries, want 1", n)
+		}
+		strict := newEnv(t, addr, Options{WebhookClient: fetch.NewClient(fetch.Policy{TotalTimeout: WebhookTimeout})})
+		if err := strict.svc.deliverWebhook(ctx, gone.ID); !errors.Is(err, asynq.SkipRetry) {
+			t.Errorf("refused address: %v, want a permanent failure", err)
+		}
+	})
+}
+
+// closedPort returns the address of a loopback port with nothing
+// listening.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	a := srv.Listener.Addr().String()
+	srv.Close()
+	return a
+}
+
+// TestCrashAccounting (defect 4): an attempt that never ended counts as a
+// crash, as the job's own only when its worker ran nothing else; the job
+// task's asynq budget no longer ends a job after two lost attempts; a job
+// with MaxCrashes own crashes is failed with a clear reason, refunded, and
+// a job that shared its crashed workers runs on.
+func TestCrashAccounting(t *testing.T) {
+	forBackends(t, func(t *testing.T, addr string) {
+		e := newEnv(t, addr, Options{MaxCrashes: 2})
+		ctx := context.Background()
+		advertise := func() { e.svc.rdb.ZAdd(ctx, keyServed("work"), redisZ(float64(nowMS()+60_000), "fake")) }
+		advertise()
+		poison := e.submit("work", 2, "")
+		healthy := e.submit("work", 3, "")
+		if info, err := e.svc.insp.GetTaskInfo(QueueName("work"), healthy.ID); err != nil || info.MaxRetry != taskMaxRetry {
+			t.Fatalf("task max retry %+v %v, want %d", info, err, taskMaxRetry)
+		}
+		// poison died alone on two workers; healthy shared a dead worker
+		// with another job three times.
+		for i, w := range []string{"dead-1", "dead-2"} {
+			e.svc.rdb.SAdd(ctx, keyRunning(w), poison.ID)
+			e.svc.rdb.HSet(ctx, keyJob(poison.ID), "running", w)
+			if i == 0 {
+				wk := &Worker{svc: e.svc, id: "probe", log: testLog()}
+				if ok, own, err := wk.claim(ctx, poison.ID, 2); !ok || own != 1 || err != nil {
+					t.Fatalf("claim after a lone crash: %v %d %v", ok, own, err)
+				}
+				wk.endAttempt(poison.ID)
+			}
+		}
+		for _, w := range []string{"dead-3", "dead-4", "dead-5"} {
+			e.svc.rdb.SAdd(ctx, keyRunning(w), healthy.ID, "some-other-job")
+			e.svc.rdb.HSet(ctx, keyJob(healthy.ID), "running", w)
+			wk := &Worker{svc: e.svc, id: "probe", log: testLog()}
+			if ok, own, err := wk.claim(ctx, healthy.ID, 2); !ok || own != 0 || err != nil {
+				t.Fatalf("claim after a shared crash: %v %d %v", ok, own, err)
+			}
+		}
+		e.svc.rdb.HSet(ctx, keyJob(healthy.ID), "running", "dead-5")
+		e.svc.rdb.ZRem(ctx, keyServed("work"), "fake")
+		e.worker(&gradient{name: "work", n: 1, w: 4, h: 4})
+		pj := e.waitTerminal(poison.ID)
+		if pj.Status != StatusError || pj.Error == nil || !strings.Contains(*pj.Error, "stopped the worker running it 2 times") {
+			t.Errorf("poison job: %s %v", pj.Status, pj.Error)
+		}
+		if hj := e.waitTerminal(healthy.ID); hj.Status != StatusSucceeded {
+			t.Errorf("healthy job after 4 shared crashes: %s %v", hj.Status, hj.Error)
+		}
+		if b := e.balance(); b != e.credits-3 {
+			t.Errorf("balance %d, want %d (poison refunded, healthy charged)", b, e.credits-3)
+		}
+		if v, _ := e.svc.rdb.HGet(ctx, keyJob(healthy.ID), "crashes").Int(); v != 4 {
+			t.Errorf("healthy job crashes = %d, want 4", v)
+		}
+	})
+}
+
+// TestStudioOpaquePath (defect 6): a saved model's URL carries no part of
+// the owner id (the key's SHA-256), and models saved under the old path
+// still load.
+func TestStudioOpaquePath(t *testing.T) {
+	forBackends(t, func(t *testing.T, addr string) {
+		e := newEnv(t, addr, Options{})
+		ctx := context.Background()
+		img := image.NewGray(image.Rect(0, 0, 4, 4))
+		m, err := e.svc.Studio().Save(ctx, e.owner, pipelines.SavedModel{Name: "a"}, img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i+8 <= len(e.owner); i += 4 {
+			if strings.Contains(m.ImageURL, e.owner[i:i+8]) {
+				t.Fatalf("image URL %s contains owner id digits %s", m.ImageURL, e.owner[i:i+8])
+			}
+		}
+		if !strings.Contains(m.ImageURL, "/studio/"+e.svc.OpaqueOwner(e.owner)+"/") {
+			t.Fatalf("image URL %s", m.ImageURL)
+		}
+		if _, got, err := e.svc.Studio().Get(ctx, e.owner, m.ID); err != nil || got.Bounds() != img.Bounds() {
+			t.Fatalf("get: %v", err)
+		}
+		// A model stored before opaque ids: only the legacy file exists.
+		legacy := pipelines.SavedModel{ID: "33333333-3333-4333-8333-333333333333", Name: "old"}
+		rec, _ := json.Marshal(legacy)
+		e.svc.rdb.HSet(ctx, keyStudio(e.owner), legacy.ID, rec)
+		var buf bytes.Buffer
+		png.Encode(&buf, img)
+		if err := e.store.Put(ctx, legacyStudioKey(e.owner, legacy.ID), "image/png", &buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.svc.Studio().Get(ctx, e.owner, legacy.ID); err != nil {
+			t.Fatalf("legacy model: %v", err)
+		}
+	})
+}
