@@ -27,6 +27,8 @@ type stepCall struct {
 	ran  time.Duration // time in ONNX Runtime of the calls this rode in
 	err  error
 	done chan struct{}
+	// first is the job's first call (see Options.JoinWindow).
+	first bool
 }
 
 // stepBatcher gathers the steps of the jobs of one latent size. Jobs join
@@ -77,6 +79,15 @@ func (b *stepBatcher) submit(ctx context.Context, c *stepCall) error {
 		b.m.runCalls(ctx, []*stepCall{c})
 		return c.err
 	}
+	if c.first && b.m.sig.tsScalar && b.m.opts.JoinWindow > 0 {
+		// Jobs submitted together start in phase: with a rank-0 timestep
+		// only jobs at the same step can share a call.
+		select {
+		case <-time.After(b.m.opts.JoinWindow):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	b.mu.Lock()
 	b.pending = append(b.pending, c)
 	b.maybeRunLocked()
@@ -124,13 +135,23 @@ func (m *Model) runCalls(ctx context.Context, calls []*stepCall) {
 	for _, c := range calls {
 		c.out = make([]float32, c.in.rows*latentChannels*c.in.h*c.in.w)
 	}
+	// Chunks run at once: with a rank-0 timestep, jobs at different steps
+	// cannot share a call, and running their calls side by side is what
+	// unbatched jobs would get.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
 	for _, chunk := range m.chunks(calls) {
-		if err := m.runChunk(ctx, chunk); err != nil {
-			for _, r := range chunk {
-				r.c.err = err
+		wg.Go(func() {
+			if err := m.runChunk(ctx, chunk); err != nil {
+				mu.Lock()
+				for _, r := range chunk {
+					r.c.err = err
+				}
+				mu.Unlock()
 			}
-		}
+		})
 	}
+	wg.Wait()
 	for _, c := range calls {
 		close(c.done)
 	}

@@ -213,7 +213,7 @@ func (m *Model) denoise(ctx context.Context, j *job) ([]float32, error) {
 		if j.req.Progress != nil {
 			j.req.Progress(i, len(steps))
 		}
-		call := &stepCall{in: m.stepInput(j, j.s.ScaleModelInput(x, i), t), done: make(chan struct{})}
+		call := &stepCall{in: m.stepInput(j, j.s.ScaleModelInput(x, i), t), done: make(chan struct{}), first: i == 0}
 		if err := b.submit(ctx, call); err != nil {
 			return nil, err
 		}

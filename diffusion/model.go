@@ -28,6 +28,10 @@ const (
 // Options.MaxBatch is zero. A job with classifier-free guidance takes two.
 const DefaultMaxBatch = 8
 
+// DefaultJoinWindow is Options.JoinWindow's default: a few milliseconds,
+// small beside one UNet step of a real model.
+const DefaultJoinWindow = 20 * time.Millisecond
+
 // Options tune a loaded model. The zero value is valid: batching off,
 // DefaultMaxBatch rows, the runtime's device.
 type Options struct {
@@ -39,6 +43,11 @@ type Options struct {
 	// Batching lets concurrent jobs of the same latent size share UNet
 	// calls, step by step.
 	Batching bool
+	// JoinWindow is how long a job's first step waits for other jobs to
+	// join when batching a UNet with a rank-0 timestep (only jobs at the
+	// same step share a call, so jobs submitted together must start
+	// together). Zero means DefaultJoinWindow; negative turns it off.
+	JoinWindow time.Duration
 	// Device overrides the runtime's device choice ("", "auto", "cpu",
 	// "cuda").
 	Device string
@@ -91,6 +100,9 @@ func Load(ctx context.Context, rt *inference.Runtime, dir string, opts Options) 
 	}
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.JoinWindow == 0 {
+		opts.JoinWindow = DefaultJoinWindow
 	}
 	m := &Model{name: opts.Name, dir: dir, opts: opts, batchers: map[[2]int]*stepBatcher{}}
 	if err := m.load(ctx, rt); err != nil {

@@ -125,7 +125,7 @@ func (s *Session) Run(ctx context.Context, inputs []Tensor) ([]Tensor, error) {
 			if int64(len(t.Data)) != t.Elements() {
 				return fmt.Errorf("input %s: shape %v needs %d values, got %d", s.spec.Inputs[i], t.Shape, t.Elements(), len(t.Data))
 			}
-			v, err := ort.NewTensor(ort.NewShape(t.Shape...), t.Data)
+			v, err := newFloatValue(t)
 			if err != nil {
 				return fmt.Errorf("input %s: %w", s.spec.Inputs[i], err)
 			}
@@ -192,4 +192,13 @@ func (s *Session) Close() error {
 // Runner runs a graph: a Session, a session Pool or a Batcher.
 type Runner interface {
 	Run(ctx context.Context, inputs []Tensor) ([]Tensor, error)
+}
+
+// newFloatValue is an ORT tensor of t, or a scalar for an empty shape
+// (onnxruntime_go refuses rank-0 tensors made with NewTensor).
+func newFloatValue(t Tensor) (ort.Value, error) {
+	if len(t.Shape) == 0 {
+		return ort.NewScalar(t.Data[0])
+	}
+	return ort.NewTensor(ort.NewShape(t.Shape...), t.Data)
 }

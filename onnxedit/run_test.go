@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"fashiond/inference"
@@ -130,14 +129,12 @@ func TestUnadaptedModelRefusesFloat(t *testing.T) {
 	}
 }
 
-// rankZeroLimit is how onnxruntime_go v1.36 refuses to build a rank-0 tensor
-// with NewTensor, which inference.Session.Run uses for every input.
-const rankZeroLimit = "The shape has no dimensions"
-
 // TestAdaptedScalarModel checks the rank-0 case (an SD UNet's timestep): the
 // adapted graph declares a float scalar and ORT loads it (type-checking the
-// Cast). Feeding the scalar is up to inference: where it still refuses a
-// rank-0 tensor, that refusal is the only error accepted.
+// Cast). Its output y is a rank-0 float16 tensor, which onnxruntime_go can
+// neither allocate nor wrap, so it is not run here; the diffusion package's
+// TestInstallAdaptsFloat16ScalarTimestep runs an adapted UNet end to end
+// against its closed form.
 func TestAdaptedScalarModel(t *testing.T) {
 	rt := testRuntime(t)
 	model := adapt(t, "scalar_mul.onnx")
@@ -148,15 +145,11 @@ func TestAdaptedScalarModel(t *testing.T) {
 	if len(in) != 1 || in[0].Elem != onnxedit.Float || len(in[0].Dims) != 0 || in[0].UnknownRank {
 		t.Fatalf("adapted inputs = %+v, want x float rank 0", in)
 	}
-	got, err := runModel(t, rt, model, []string{"y"}, inference.Tensor{Shape: []int64{}, Data: []float32{2.5}})
+	ins, _, err := rt.Inspect(context.Background(), model)
 	if err != nil {
-		if !strings.Contains(err.Error(), rankZeroLimit) {
-			t.Fatal(err)
-		}
-		t.Logf("loaded; inference cannot feed a rank-0 tensor yet: %v", err)
-		return
+		t.Fatalf("ONNX Runtime cannot read the adapted model: %v", err)
 	}
-	if len(got) != 1 || !equal(got[0].Data, []float32{5}) {
-		t.Fatalf("y = %+v, want 5", got)
+	if len(ins) != 1 || ins[0].DType != inference.Float32 || ins[0].Rank() != 0 {
+		t.Fatalf("ONNX Runtime sees inputs %+v, want x float32 rank 0", ins)
 	}
 }

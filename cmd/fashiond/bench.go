@@ -31,6 +31,8 @@ N iterations at a concurrency level, batching off and/or on; prints p50/p95
 latency, throughput, mean batch fill and RSS; --json and --chart save them.
 
 Stages: %s
+(diffusion: ` + "`fashiond bench diffusion --help`" + `: steps/s at 1, 2 and 4 concurrent
+jobs with step batching off and on, engine overhead, RSS)
 (default: all but upscale-1k-4k-sr-quality, which takes minutes per
 iteration on a CPU: ask for it with --stages and --iters 1)
 
@@ -38,6 +40,9 @@ iteration on a CPU: ask for it with --stages and --iters 1)
 
 // cmdBench implements `fashiond bench`.
 func cmdBench(args []string) error {
+	if len(args) > 0 && args[0] == "diffusion" {
+		return cmdBenchDiffusion(args[1:])
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var cfg config.Config
 	// ORT, model and device flags come from the shared config; the bench's
