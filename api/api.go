@@ -309,6 +309,11 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		msg := fmt.Sprintf("insufficient credits: this job costs %d credits; nothing was charged", cost)
 		writeJSON(w, http.StatusPaymentRequired, ErrorBody{Error: msg, Message: msg, Code: CodeInsufficientCredits, Cost: &cost})
 		return
+	case errors.Is(err, jobs.ErrInputQuota):
+		msg := fmt.Sprintf("your unfinished jobs already hold the most input image bytes a key may store (%v); nothing was charged, submit again when some finish or send images as URLs", err)
+		w.Header().Set("X-Should-Retry", "false")
+		writeError(w, http.StatusTooManyRequests, CodeInputQuota, "", msg)
+		return
 	case errors.Is(err, jobs.ErrModelUnavailable):
 		msg := fmt.Sprintf("no worker currently serves model %s; no credits were charged", req.model)
 		// The SDK would honour Retry-After and retry a 5xx three times;

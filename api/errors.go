@@ -10,6 +10,7 @@ const (
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
 	CodeBodyTooLarge         = "body_too_large"         // 413
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415
+	CodeInputQuota           = "input_quota_exceeded"   // 429
 	CodeInternal             = "internal_error"         // 500
 	CodeModelUnavailable     = "model_unavailable"      // 503
 	CodeBackendUnavailable   = "backend_unavailable"    // 503

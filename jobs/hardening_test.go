@@ -69,7 +69,9 @@ func (e *env) submitInputs(model string, inputs string) (*Job, error) {
 	return e.svc.Submit(context.Background(), SubmitRequest{Owner: e.owner, Model: model, Cost: 1, Inputs: json.RawMessage(inputs)})
 }
 
-func (e *env) inputsDir(id string) string { return filepath.Join(e.store.Dir(), "private", "inputs", id) }
+func (e *env) inputsDir(id string) string {
+	return filepath.Join(e.store.Dir(), "private", "inputs", id)
+}
 
 // TestInputsLeaveRedis (defect 2): a data URI image goes to the private
 // blob store at submission; the job record keeps a short reference; the

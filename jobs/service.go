@@ -34,10 +34,14 @@ const (
 )
 
 // Liveness of worker heartbeats: a worker beats every HeartbeatInterval and
-// counts as live while its last beat is younger than HeartbeatTTL.
+// counts as live while its last beat is younger than HeartbeatTTL (five
+// missed beats, so a worker whose CPU is saturated stays live); after a
+// failed beat (Redis away) it retries every HeartbeatRetry, so its models
+// are served again right after Redis returns.
 const (
 	HeartbeatInterval = 2 * time.Second
-	HeartbeatTTL      = 6 * time.Second
+	HeartbeatTTL      = 10 * time.Second
+	HeartbeatRetry    = 100 * time.Millisecond
 )
 
 // DefaultWebhookBackoff is the delay before webhook retry n (1-based; the
@@ -177,6 +181,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		s.closeRedis()
 		return nil, fmt.Errorf("jobs: redis: %w", err)
 	}
+	s.checkEviction(ctx)
 	s.client = asynq.NewClientFromRedisClient(s.rdb)
 	s.insp = asynq.NewInspectorFromRedisClient(s.rdb)
 	if err := s.loadSecret(ctx, o.WebhookSecret); err != nil {
@@ -192,6 +197,20 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		go s.janitor(o.JanitorInterval)
 	}
 	return s, nil
+}
+
+// checkEviction warns when Redis may evict keys at its memory limit: job
+// records, API keys and credits must never be evicted (job hashes carry a
+// TTL, so even volatile-* policies would drop them). A Redis that refuses
+// CONFIG (managed services) is not checked.
+func (s *Service) checkEviction(ctx context.Context) {
+	v, err := s.rdb.ConfigGet(ctx, "maxmemory-policy").Result()
+	if err != nil {
+		return
+	}
+	if p := v["maxmemory-policy"]; p != "" && p != "noeviction" {
+		s.log.Warn("Redis evicts keys at its memory limit: jobs, API keys or credits can be lost; set maxmemory-policy noeviction", "maxmemory-policy", p)
+	}
 }
 
 func dialRedis(u string) (redis.UniversalClient, error) {

@@ -311,7 +311,11 @@ func (w *Worker) beatLoop() {
 			ctx, cancel := context.WithTimeout(context.Background(), HeartbeatInterval)
 			if err := w.beat(ctx, advertise); err != nil {
 				w.log.Warn("heartbeat", "err", err)
+				t.Reset(HeartbeatRetry)
+				cancel()
+				continue
 			}
+			t.Reset(HeartbeatInterval)
 			if advertise {
 				if qs := w.reclaim(ctx); len(qs) > 0 {
 					w.kickRecoverer(qs)

@@ -22,11 +22,19 @@ import (
 	"time"
 )
 
+// DefaultMaxMemory is the private server's memory limit.
+const DefaultMaxMemory = "1gb"
+
 // Options configures the private server.
 type Options struct {
 	Dir    string // data directory for the AOF and the password file
 	Binary string // default "redis-server"
-	Log    *slog.Logger
+	// MaxMemory is redis-server's maxmemory ("512mb", "2gb";
+	// DefaultMaxMemory). The policy is always noeviction: at the limit a
+	// write fails (a submission gets 503) but nothing stored (jobs, keys,
+	// credits) is ever evicted.
+	MaxMemory string
+	Log       *slog.Logger
 }
 
 // Server is a supervised redis-server process.
@@ -59,6 +67,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
+	}
+	if o.MaxMemory == "" {
+		o.MaxMemory = DefaultMaxMemory
 	}
 	if _, err := exec.LookPath(o.Binary); err != nil {
 		return nil, fmt.Errorf("redisserver: %s not found: %w", o.Binary, err)
@@ -101,6 +112,7 @@ func (s *Server) launch(ctx context.Context) error {
 		"--bind", "127.0.0.1", "--port", port, "--dir", dir,
 		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
 		"--requirepass", s.password, "--protected-mode", "yes",
+		"--maxmemory", s.opts.MaxMemory, "--maxmemory-policy", "noeviction",
 		"--daemonize", "no", "--logfile", "", "--loglevel", "warning")
 	stderr, _ := cmd.StderrPipe()
 	cmd.Stdout = nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func do(t *testing.T, s *Server, args ...string) string {
@@ -97,5 +99,48 @@ func TestNilClose(t *testing.T) {
 	var s *Server
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMemoryPolicy: the private server has a memory limit and the
+// noeviction policy: at the limit a write fails with OOM and every key
+// written before (keys with a TTL included, like job records) is still
+// there.
+func TestMemoryPolicy(t *testing.T) {
+	if !Available("") {
+		t.Fatal("redis-server is not installed (make setup installs it)")
+	}
+	s, err := Start(context.Background(), Options{Dir: t.TempDir(), MaxMemory: "4mb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	opt, _ := redis.ParseURL(s.URL())
+	c := redis.NewClient(opt)
+	defer c.Close()
+	cfg, err := c.ConfigGet(ctx, "maxmemory*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg["maxmemory-policy"] != "noeviction" || cfg["maxmemory"] != "4194304" {
+		t.Fatalf("config %v, want noeviction at 4194304 bytes", cfg)
+	}
+	value := strings.Repeat("x", 256<<10)
+	n := 0
+	for ; n < 100; n++ {
+		err = c.Set(ctx, fmt.Sprintf("job:%d", n), value, time.Hour).Err()
+		if err != nil {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "OOM") {
+		t.Fatalf("after %d writes of 256 KiB: err %v, want OOM", n, err)
+	}
+	if k, _ := c.Exists(ctx, "job:0").Result(); k != 1 {
+		t.Fatal("a key was evicted")
+	}
+	if got, _ := c.DBSize(ctx).Result(); got != int64(n) {
+		t.Fatalf("%d keys, want the %d written", got, n)
 	}
 }
