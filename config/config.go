@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -27,6 +29,17 @@ type Config struct {
 	Queues        string        // FASHIOND_QUEUES: models this worker serves (comma list; empty = all it can)
 	Concurrency   int           // FASHIOND_CONCURRENCY: jobs run at once per worker
 	MaxBodyBytes  int64         // FASHIOND_MAX_BODY_BYTES: /v1/run body limit
+
+	// Operating limits (docs/OPERATIONS.md).
+	ReadHeaderTimeout time.Duration // FASHIOND_READ_HEADER_TIMEOUT: time to send request headers
+	MinBodyRate       int64         // FASHIOND_MIN_BODY_RATE: bytes/s a body must arrive at (its deadline is 10 s + size/rate)
+	IdleTimeout       time.Duration // FASHIOND_IDLE_TIMEOUT: keep-alive connections idle this long are closed
+	MaxConns          int           // FASHIOND_MAX_CONNS: open HTTP connections (0: half the open-file limit, at most 4096)
+	MaxLargeBodies    int           // FASHIOND_MAX_LARGE_BODIES: bodies of 1 MiB or more received at once
+	InputQuota        int64         // FASHIOND_INPUT_QUOTA_BYTES: input image bytes one key's unfinished jobs may hold
+	RedisMaxMemory    string        // FASHIOND_REDIS_MAXMEMORY: maxmemory of the private redis-server (noeviction)
+	MaxCrashes        int           // FASHIOND_MAX_CRASHES: worker crashes of its own after which a job is failed
+	MaxJobAge         time.Duration // FASHIOND_MAX_JOB_AGE: a job unfinished this long after submission is failed
 
 	ORTLib         string // FASHIOND_ORT_LIB: libonnxruntime.so path
 	ModelsDir      string // FASHIOND_MODELS_DIR: the model repository
@@ -46,18 +59,27 @@ type Config struct {
 // Defaults returns the documented defaults.
 func Defaults() Config {
 	return Config{
-		Addr:          "127.0.0.1:8080",
-		DataDir:       "data",
-		Retention:     72 * time.Hour,
-		Concurrency:   2,
-		MaxBodyBytes:  100 << 20, // two 25 MB images as base64 fit
-		ORTLib:        ".deps/onnxruntime/1.30.0/libonnxruntime.so.1",
-		Device:        "auto",
-		UpscalePolicy: "auto",
-		Batching:      "auto",
-		CUDNNConvAlgo: "HEURISTIC",
-		LogLevel:      "info",
-		LogFormat:     "text",
+		Addr:         "127.0.0.1:8080",
+		DataDir:      "data",
+		Retention:    72 * time.Hour,
+		Concurrency:  2,
+		MaxBodyBytes: 100 << 20, // two 25 MB images as base64 fit
+
+		ReadHeaderTimeout: 10 * time.Second,
+		MinBodyRate:       256 << 10,
+		IdleTimeout:       60 * time.Second,
+		MaxLargeBodies:    4,
+		InputQuota:        1 << 30,
+		RedisMaxMemory:    "1gb",
+		MaxCrashes:        3,
+		MaxJobAge:         time.Hour,
+		ORTLib:            ".deps/onnxruntime/1.30.0/libonnxruntime.so.1",
+		Device:            "auto",
+		UpscalePolicy:     "auto",
+		Batching:          "auto",
+		CUDNNConvAlgo:     "HEURISTIC",
+		LogLevel:          "info",
+		LogFormat:         "text",
 	}
 }
 
@@ -77,6 +99,15 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Queues, "queues", envStr("FASHIOND_QUEUES", ""), "models this worker serves, comma separated (FASHIOND_QUEUES; default all)")
 	fs.IntVar(&c.Concurrency, "concurrency", envInt("FASHIOND_CONCURRENCY", d.Concurrency), "jobs run at once per worker (FASHIOND_CONCURRENCY)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", int64(envInt("FASHIOND_MAX_BODY_BYTES", int(d.MaxBodyBytes))), "largest /v1/run body (FASHIOND_MAX_BODY_BYTES)")
+	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", envDur("FASHIOND_READ_HEADER_TIMEOUT", d.ReadHeaderTimeout), "time allowed to send request headers (FASHIOND_READ_HEADER_TIMEOUT)")
+	fs.Int64Var(&c.MinBodyRate, "min-body-rate", int64(envInt("FASHIOND_MIN_BODY_RATE", int(d.MinBodyRate))), "bytes per second a request body must arrive at (FASHIOND_MIN_BODY_RATE)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", envDur("FASHIOND_IDLE_TIMEOUT", d.IdleTimeout), "idle keep-alive connections are closed after (FASHIOND_IDLE_TIMEOUT)")
+	fs.IntVar(&c.MaxConns, "max-conns", envInt("FASHIOND_MAX_CONNS", 0), "open HTTP connections, 0 = half the open-file limit (FASHIOND_MAX_CONNS)")
+	fs.IntVar(&c.MaxLargeBodies, "max-large-bodies", envInt("FASHIOND_MAX_LARGE_BODIES", d.MaxLargeBodies), "request bodies of 1 MiB or more received at once (FASHIOND_MAX_LARGE_BODIES)")
+	fs.Int64Var(&c.InputQuota, "input-quota-bytes", int64(envInt("FASHIOND_INPUT_QUOTA_BYTES", int(d.InputQuota))), "input image bytes one key's unfinished jobs may hold (FASHIOND_INPUT_QUOTA_BYTES)")
+	fs.StringVar(&c.RedisMaxMemory, "redis-maxmemory", envStr("FASHIOND_REDIS_MAXMEMORY", d.RedisMaxMemory), "maxmemory of the private redis-server, policy noeviction (FASHIOND_REDIS_MAXMEMORY)")
+	fs.IntVar(&c.MaxCrashes, "max-crashes", envInt("FASHIOND_MAX_CRASHES", d.MaxCrashes), "worker crashes of its own after which a job is failed (FASHIOND_MAX_CRASHES)")
+	fs.DurationVar(&c.MaxJobAge, "max-job-age", envDur("FASHIOND_MAX_JOB_AGE", d.MaxJobAge), "a job unfinished this long after submission is failed (FASHIOND_MAX_JOB_AGE)")
 	fs.StringVar(&c.ORTLib, "ort-lib", envStr("FASHIOND_ORT_LIB", d.ORTLib), "ONNX Runtime shared library (FASHIOND_ORT_LIB)")
 	fs.StringVar(&c.ModelsDir, "models-dir", envStr("FASHIOND_MODELS_DIR", ""), "model repository (FASHIOND_MODELS_DIR; default DATA_DIR/models)")
 	fs.StringVar(&c.ModelsMirror, "models-mirror", envStr("FASHIOND_MODELS_MIRROR", ""), "directory to install models from (FASHIOND_MODELS_MIRROR; default ../shared/models when present)")
@@ -132,7 +163,51 @@ func (c *Config) Finish() error {
 	if c.Concurrency < 1 {
 		return fmt.Errorf("config: FASHIOND_CONCURRENCY must be at least 1")
 	}
+	return c.finishLimits()
+}
+
+// Bounds of the operating limits.
+const (
+	minBodyRateFloor = 1 << 10 // bytes/s: below, a body deadline is meaningless
+	maxConnsCeiling  = 4096
+	minConns         = 16
+)
+
+// finishLimits validates the operating limits and derives MaxConns.
+func (c *Config) finishLimits() error {
+	switch {
+	case c.MaxBodyBytes < 1<<10:
+		return fmt.Errorf("config: FASHIOND_MAX_BODY_BYTES must be at least 1024")
+	case c.ReadHeaderTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxJobAge <= 0:
+		return fmt.Errorf("config: FASHIOND_READ_HEADER_TIMEOUT, FASHIOND_IDLE_TIMEOUT and FASHIOND_MAX_JOB_AGE must be positive durations")
+	case c.MinBodyRate < minBodyRateFloor:
+		return fmt.Errorf("config: FASHIOND_MIN_BODY_RATE must be at least %d bytes per second", minBodyRateFloor)
+	case c.MaxConns < 0 || c.MaxConns > 0 && c.MaxConns < minConns:
+		return fmt.Errorf("config: FASHIOND_MAX_CONNS must be 0 (automatic) or at least %d", minConns)
+	case c.MaxLargeBodies < 1 || c.MaxCrashes < 1:
+		return fmt.Errorf("config: FASHIOND_MAX_LARGE_BODIES and FASHIOND_MAX_CRASHES must be at least 1")
+	case c.InputQuota < 1<<20:
+		return fmt.Errorf("config: FASHIOND_INPUT_QUOTA_BYTES must be at least 1048576")
+	case !memSize.MatchString(strings.ToLower(c.RedisMaxMemory)):
+		return fmt.Errorf("config: FASHIOND_REDIS_MAXMEMORY must be a size such as 512mb or 2gb, not %q", c.RedisMaxMemory)
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = autoMaxConns()
+	}
 	return nil
+}
+
+// memSize is a redis-server memory size: digits and an optional unit.
+var memSize = regexp.MustCompile(`^[1-9][0-9]*(b|k|kb|m|mb|g|gb)?$`)
+
+// autoMaxConns is half the process's open-file limit (the other half for
+// Redis connections, blobs and models), within [minConns, maxConnsCeiling].
+func autoMaxConns() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 512
+	}
+	return int(min(max(lim.Cur/2, minConns), maxConnsCeiling))
 }
 
 func envStr(k, d string) string {

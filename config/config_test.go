@@ -56,6 +56,19 @@ func TestConfig(t *testing.T) {
 		{"bad int", map[string]string{"FASHIOND_CONCURRENCY": "lots"}, nil, nil, "FASHIOND_CONCURRENCY"},
 		{"bad duration", map[string]string{"FASHIOND_RETENTION": "3 days"}, nil, nil, "FASHIOND_RETENTION"},
 		{"bad policy", map[string]string{"FASHIOND_UPSCALE_POLICY": "magic"}, nil, nil, "FASHIOND_UPSCALE_POLICY"},
+		{"limit defaults", nil, nil, func(c Config) bool {
+			return c.ReadHeaderTimeout == 10*time.Second && c.MinBodyRate == 256<<10 && c.IdleTimeout == time.Minute &&
+				c.MaxConns >= minConns && c.MaxConns <= maxConnsCeiling && c.MaxLargeBodies == 4 && c.InputQuota == 1<<30 &&
+				c.RedisMaxMemory == "1gb" && c.MaxCrashes == 3 && c.MaxJobAge == time.Hour
+		}, ""},
+		{"limits from env", map[string]string{"FASHIOND_MAX_CONNS": "64", "FASHIOND_REDIS_MAXMEMORY": "512mb", "FASHIOND_MAX_JOB_AGE": "2h"}, nil,
+			func(c Config) bool { return c.MaxConns == 64 && c.RedisMaxMemory == "512mb" && c.MaxJobAge == 2*time.Hour }, ""},
+		{"slow body rate", map[string]string{"FASHIOND_MIN_BODY_RATE": "10"}, nil, nil, "FASHIOND_MIN_BODY_RATE"},
+		{"too few conns", map[string]string{"FASHIOND_MAX_CONNS": "3"}, nil, nil, "FASHIOND_MAX_CONNS"},
+		{"bad maxmemory", map[string]string{"FASHIOND_REDIS_MAXMEMORY": "lots"}, nil, nil, "FASHIOND_REDIS_MAXMEMORY"},
+		{"tiny quota", map[string]string{"FASHIOND_INPUT_QUOTA_BYTES": "100"}, nil, nil, "FASHIOND_INPUT_QUOTA_BYTES"},
+		{"zero crashes", map[string]string{"FASHIOND_MAX_CRASHES": "0"}, nil, nil, "FASHIOND_MAX_CRASHES"},
+		{"zero idle", map[string]string{"FASHIOND_IDLE_TIMEOUT": "0s"}, nil, nil, "FASHIOND_IDLE_TIMEOUT"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

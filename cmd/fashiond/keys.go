@@ -8,6 +8,9 @@ import (
 	"os"
 	"strconv"
 	"text/tabwriter"
+	"time"
+
+	"fashiond/jobs"
 )
 
 func cmdKeys(args []string) error {
@@ -15,12 +18,22 @@ func cmdKeys(args []string) error {
 		"  fashiond keys create [-label L] [-credits N]   creates a key and prints it once\n" +
 		"  fashiond keys list                             lists keys (id, label, credits)\n" +
 		"  fashiond keys add-credits ID N                 adds N credits to key ID (from list)\n" +
-		"  fashiond keys webhook-secret                   prints the webhook signing secret (whsec_...)"
-	var label string
+		"  fashiond keys webhook-secret -key ID [-rotate] [-overlap 24h]\n" +
+		"                                                 prints the key's own webhook signing secret (whsec_...);\n" +
+		"                                                 -rotate replaces it, both signatures are sent during -overlap\n" +
+		"  fashiond keys webhook-secret -operator         prints the operator secret (signs every key's webhooks too:\n" +
+		"                                                 never give it to a tenant)"
+	var label, keyID string
 	var credits int64
+	var rotate, operator bool
+	var overlap time.Duration
 	cfg, fs, err := parseConfig("keys", summary, args, func(fs *flag.FlagSet) {
 		fs.StringVar(&label, "label", "", "label of a new key")
 		fs.Int64Var(&credits, "credits", 100, "credits of a new key")
+		fs.StringVar(&keyID, "key", "", "key ID (from keys list) for webhook-secret")
+		fs.BoolVar(&rotate, "rotate", false, "webhook-secret: replace the key's secret")
+		fs.DurationVar(&overlap, "overlap", jobs.DefaultSecretOverlap, "webhook-secret -rotate: how long the old secret still signs")
+		fs.BoolVar(&operator, "operator", false, "webhook-secret: print the operator secret instead of a key's")
 	})
 	if err != nil {
 		return err
@@ -76,9 +89,33 @@ func cmdKeys(args []string) error {
 		}
 		fmt.Printf("key %s: balance %d\n", rest[0], bal)
 	case "webhook-secret":
-		fmt.Println(svc.WebhookSecret())
+		return webhookSecret(ctx, svc, keyID, rotate, operator, overlap)
 	default:
 		return fmt.Errorf("keys: unknown action %q (create, list, add-credits or webhook-secret)", action)
 	}
+	return nil
+}
+
+// webhookSecret prints a key's webhook signing secret (rotating it when
+// asked) or, with operator, the operator secret.
+func webhookSecret(ctx context.Context, svc *jobs.Service, keyID string, rotate, operator bool, overlap time.Duration) error {
+	switch {
+	case operator && (keyID != "" || rotate):
+		return errors.New("keys webhook-secret: -operator takes no -key or -rotate")
+	case operator:
+		fmt.Fprintln(os.Stderr, "The operator secret signs every key's webhooks: never give it to a tenant (give each tenant its key's secret: -key ID).")
+		fmt.Println(svc.WebhookSecret())
+		return nil
+	case keyID == "":
+		return errors.New("keys webhook-secret: give -key ID (from keys list); each key has its own secret")
+	}
+	sec, err := svc.KeyWebhookSecret(ctx, keyID, rotate, overlap)
+	if err != nil {
+		return err
+	}
+	if rotate {
+		fmt.Fprintf(os.Stderr, "New secret; the old one keeps signing (a second signature) for %s.\n", overlap)
+	}
+	fmt.Println(sec)
 	return nil
 }

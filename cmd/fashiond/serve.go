@@ -61,7 +61,7 @@ func redisURL(ctx context.Context, cfg config.Config, log *slog.Logger, private 
 		return u, nil
 	}
 	if redisserver.Available("") {
-		srv, err := redisserver.Start(ctx, redisserver.Options{Dir: dir, Log: log})
+		srv, err := redisserver.Start(ctx, redisserver.Options{Dir: dir, MaxMemory: cfg.RedisMaxMemory, Log: log})
 		if err != nil {
 			return "", err
 		}
@@ -109,6 +109,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, priva
 	svc, err := jobs.Open(ctx, jobs.Options{
 		RedisURL: url, Store: store, Retention: cfg.Retention,
 		WebhookSecret: cfg.WebhookSecret, WebhookClient: fetch.NewClient(hookPol), Log: log,
+		InputQuota: cfg.InputQuota, MaxCrashes: cfg.MaxCrashes, MaxJobAge: cfg.MaxJobAge,
 	})
 	if err != nil {
 		return nil, nil, pol, err
@@ -123,7 +124,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, priva
 // provisionKeys applies FASHIOND_API_KEYS (key:credits,...). A key that
 // exists already keeps its balance, so a restart never re-grants credits.
 func provisionKeys(ctx context.Context, svc *jobs.Service, spec string, log *slog.Logger) error {
-	for _, item := range strings.Split(spec, ",") {
+	for i, item := range strings.Split(spec, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			continue
@@ -137,7 +138,8 @@ func provisionKeys(ctx context.Context, svc *jobs.Service, spec string, log *slo
 		if err != nil {
 			return err
 		}
-		log.Info("api key provisioned", "key_id", jobs.OwnerOf(k)[:12], "new", created)
+		// Logs carry no key material, not even a hash prefix.
+		log.Info("api key provisioned", "entry", i+1, "new", created)
 	}
 	return nil
 }
@@ -167,12 +169,14 @@ func startWorker(ctx context.Context, cfg config.Config, log *slog.Logger, svc *
 }
 
 func serveHTTP(ctx context.Context, cfg config.Config, log *slog.Logger, svc *jobs.Service, store *storage.Local, pol fetch.Policy) error {
-	h := api.New(api.Options{Backend: svc, CDN: http.StripPrefix("/cdn", store.Handler()), MaxBodyBytes: cfg.MaxBodyBytes, FetchPolicy: pol, Log: log, Version: version})
+	opts := api.Options{Backend: svc, CDN: http.StripPrefix("/cdn", store.Handler()), MaxBodyBytes: cfg.MaxBodyBytes,
+		FetchPolicy: pol, Log: log, Version: version, Limits: limits(cfg)}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := api.NewServer(opts)
+	ln = api.LimitListener(ln, opts.Limits)
 	log.Info("listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "cdn_url", cfg.CDNURL)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -185,6 +189,17 @@ func serveHTTP(ctx context.Context, cfg config.Config, log *slog.Logger, svc *jo
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// limits are the HTTP server's connection and body limits from cfg.
+func limits(cfg config.Config) api.Limits {
+	return api.Limits{
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		MinBodyRate:       cfg.MinBodyRate,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxConns:          cfg.MaxConns,
+		MaxLargeBodies:    cfg.MaxLargeBodies,
+	}
 }
 
 func signalContext() (context.Context, context.CancelFunc) {
