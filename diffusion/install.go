@@ -28,9 +28,10 @@ import (
 const (
 	repoSubdir = "diffusion"
 	recordFile = "fashiond-install.json"
-	// dryRunSide is the image side of the install-time dry run: one step at
-	// the smallest size the VAE allows, a multiple of its factor.
-	dryRunFactors = 2
+	// dryRunFactors is the latent side of the install-time dry run (one
+	// step): 8, because SD UNets halve the latents three times (64×64
+	// pixels for SD).
+	dryRunFactors = 8
 )
 
 // copied are the parts of an export folder that are installed; anything
