@@ -28,7 +28,8 @@ type stepCall struct {
 	err  error
 	done chan struct{}
 	// first is the job's first call (see Options.JoinWindow).
-	first bool
+	first    bool
+	joinWait time.Duration
 }
 
 // stepBatcher gathers the steps of the jobs of one latent size. Jobs join
@@ -82,11 +83,13 @@ func (b *stepBatcher) submit(ctx context.Context, c *stepCall) error {
 	if c.first && b.m.sig.tsScalar && b.m.opts.JoinWindow > 0 {
 		// Jobs submitted together start in phase: with a rank-0 timestep
 		// only jobs at the same step can share a call.
+		t0 := time.Now()
 		select {
 		case <-time.After(b.m.opts.JoinWindow):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		c.joinWait = time.Since(t0)
 	}
 	b.mu.Lock()
 	b.pending = append(b.pending, c)

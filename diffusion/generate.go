@@ -218,6 +218,7 @@ func (m *Model) denoise(ctx context.Context, j *job) ([]float32, error) {
 			return nil, err
 		}
 		j.tm.UNet += call.ran
+		j.tm.JoinWait += call.joinWait
 		j.tm.Calls++
 		var err error
 		if x, err = j.s.Step(m.guide(j, call.out), x, i, noise); err != nil {

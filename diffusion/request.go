@@ -70,7 +70,10 @@ type Timings struct {
 	Denoise     time.Duration
 	// UNet is the part of Denoise spent inside ONNX Runtime calls of the
 	// batches this job was in (shared with the other jobs of the batch).
-	UNet      time.Duration
+	UNet time.Duration
+	// JoinWait is the part of Denoise spent waiting for other jobs to
+	// join (Options.JoinWindow).
+	JoinWait  time.Duration
 	VAEDecode time.Duration
 	Total     time.Duration
 	Calls     int // UNet calls (steps, PNDM's repeat included)

@@ -28,8 +28,10 @@ type diffusionBenchResult struct {
 	Rows        int64   `json:"unet_rows"`
 	WallSeconds float64 `json:"wall_seconds"`
 	StepsPerSec float64 `json:"steps_per_second"` // job steps (UNet calls of jobs) per second, all jobs together
-	// Overhead is the share of denoising wall time spent outside ONNX
-	// Runtime Run calls (scheduler, tensor assembly, copies, waiting).
+	// Overhead is the mean over jobs of the share of a job's denoising
+	// time spent outside the ONNX Runtime calls it rode in (scheduler,
+	// tensor assembly, copies, waiting for the other jobs of its batch to
+	// step), the join window excluded.
 	Overhead       float64 `json:"engine_overhead"`
 	BatchedSpeedup float64 `json:"batched_speedup,omitempty"`
 	RSSBytes       int64   `json:"rss_bytes"`
@@ -141,18 +143,14 @@ func benchLevel(ctx context.Context, m *diffusion.Model, req diffusion.Request, 
 	out := diffusionBenchResult{Concurrency: c, Batching: batching, Jobs: c, Calls: after.Calls - before.Calls,
 		Rows: after.Rows - before.Rows, WallSeconds: wall.Seconds(), RSSBytes: bench.RSSBytes()}
 	var jobSteps int
-	var denoise time.Duration
 	for _, r := range res {
 		jobSteps += r.Timings.Calls
-		denoise = max(denoise, r.Timings.Denoise)
+		t := r.Timings
+		if d := t.Denoise - t.JoinWait; d > 0 {
+			out.Overhead += max(0, 1-t.UNet.Seconds()/d.Seconds()) / float64(c)
+		}
 	}
 	out.StepsPerSec = float64(jobSteps) / wall.Seconds()
-	if unet := after.UNet - before.UNet; denoise > 0 {
-		// ORT calls of one model run one after another (one batcher or
-		// concurrent Runs sharing the cores), so the denoising wall time
-		// not covered by them is the engine's own.
-		out.Overhead = max(0, 1-unet.Seconds()/denoise.Seconds())
-	}
 	return out, nil
 }
 
