@@ -168,8 +168,9 @@ func pickUNet(rel string, ins, outs []inference.IOInfo) ([]inference.IOInfo, []i
 		return nil, nil, err
 	}
 	use := []inference.IOInfo{sample, ts, hs}
-	if tc, ok := find(ins, inTimestepCond); ok {
-		if tc, err = requireIO(rel, "input", ins, inTimestepCond, []int{2}, floatTypes...); err != nil {
+	if _, ok := find(ins, inTimestepCond); ok {
+		tc, err := requireIO(rel, "input", ins, inTimestepCond, []int{2}, floatTypes...)
+		if err != nil {
 			return nil, nil, err
 		}
 		use = append(use, tc)
