@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 		crashWorker(spec)
 		return
 	}
+	if spec := os.Getenv(chaosEnvWorker); spec != "" {
+		chaosWorker(spec)
+		return
+	}
 	os.Exit(m.Run())
 }
 
