@@ -239,7 +239,7 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	s.bodyDeadline(w, r)
-	body, err := readBody(w, r, s.o.MaxBodyBytes)
+	body, err := readBody(w, r, s.o.MaxBodyBytes, maxStringLen(s.o.FetchPolicy.MaxBytes))
 	if err != nil {
 		s.bodyReadError(w, err)
 		return

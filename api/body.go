@@ -81,7 +81,7 @@ func readInputs(dec *jsontext.Decoder, maxImage int64) (*object, *ValidationErro
 		return decodeFail[object](err)
 	}
 	o := &object{path: "inputs", m: map[string]json.RawMessage{}}
-	limit := maxImage/3*4 + 4 + dataURISlack
+	limit := maxStringLen(maxImage)
 	for dec.PeekKind() != '}' {
 		name, err := dec.ReadToken()
 		if err != nil {
@@ -102,6 +102,10 @@ func readInputs(dec *jsontext.Decoder, maxImage int64) (*object, *ValidationErro
 	}
 	return o, nil, nil
 }
+
+// maxStringLen is the longest string any field accepts: an image of
+// maxImage bytes as a data URI.
+func maxStringLen(maxImage int64) int64 { return maxImage/3*4 + 4 + dataURISlack }
 
 // oversizeString is the error for an inputs string longer than any field
 // accepts: image_too_large (with the decoded size) for a data URI, else
@@ -199,15 +203,77 @@ func pointerField(p string) string {
 }
 
 // readBody reads a request body into one buffer of its declared size (no
-// growth copies), at most max bytes (*http.MaxBytesError above).
-func readBody(w http.ResponseWriter, r *http.Request, max int64) (*bytes.Buffer, error) {
+// growth copies), at most max bytes (*http.MaxBytesError above). A JSON
+// string longer than maxString stops the read at once (*longStringError),
+// so a body of oversize "images" is never held whole.
+func readBody(w http.ResponseWriter, r *http.Request, max, maxString int64) (*bytes.Buffer, error) {
 	n := r.ContentLength
 	if n < 0 || n > max {
 		n = min(max, bodyChunk)
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead))
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max))
+	_, err := buf.ReadFrom(&stringGuard{r: http.MaxBytesReader(w, r.Body, max), max: maxString})
 	return buf, err
+}
+
+// longStringError is a body with a JSON string longer than any field
+// accepts.
+type longStringError struct{ limit int64 }
+
+func (e *longStringError) Error() string {
+	return fmt.Sprintf("the request body holds a string longer than %s, more than any field accepts (an image of %s as a data URI)",
+		fetch.FormatMB(e.limit), fetch.FormatMB(e.limit/4*3))
+}
+
+// stringGuard passes a JSON text through, failing as soon as one string
+// runs longer than max bytes (escapes count as their bytes).
+type stringGuard struct {
+	r        io.Reader
+	max, run int64
+	inString bool
+	escape   bool
+}
+
+func (g *stringGuard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if e := g.scan(p[:n]); e != nil {
+		return n, e
+	}
+	return n, err
+}
+
+func (g *stringGuard) scan(b []byte) error {
+	for len(b) > 0 {
+		if !g.inString {
+			i := bytes.IndexByte(b, '"')
+			if i < 0 {
+				return nil
+			}
+			g.inString, g.run, b = true, 0, b[i+1:]
+			continue
+		}
+		if g.escape {
+			g.escape, g.run, b = false, g.run+1, b[1:]
+			continue
+		}
+		i := bytes.IndexAny(b, "\"\\")
+		if i < 0 {
+			g.run += int64(len(b))
+			b = nil
+		} else {
+			g.run += int64(i)
+			if b[i] == '"' {
+				g.inString = false
+			} else {
+				g.escape, g.run = true, g.run+1
+			}
+			b = b[i+1:]
+		}
+		if g.run > g.max {
+			return &longStringError{limit: g.max}
+		}
+	}
+	return nil
 }
 
 // bodyChunk is the initial buffer of a body of unknown length.

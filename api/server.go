@@ -53,6 +53,10 @@ type Limits struct {
 	// MaxConns caps open connections; a connection over the cap is answered
 	// 503 busy and closed at once.
 	MaxConns int
+	// MaxConnsPerIP caps the open connections of one client address, so
+	// one client cannot take all of MaxConns (0: MaxConns/4; negative: no
+	// cap, e.g. behind a reverse proxy whose address every request has).
+	MaxConnsPerIP int
 	// LargeBodyBytes is the size from which a body (or one of unknown
 	// length) counts as large; at most MaxLargeBodies are received at once,
 	// a further one waits up to LargeBodyWait, then gets 503 busy.
@@ -77,6 +81,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxConns <= 0 {
 		l.MaxConns = DefaultMaxConns
+	}
+	if l.MaxConnsPerIP == 0 {
+		l.MaxConnsPerIP = max(l.MaxConns/4, 1)
 	}
 	if l.LargeBodyBytes <= 0 {
 		l.LargeBodyBytes = DefaultLargeBodyBytes
@@ -133,9 +140,13 @@ func (s *server) bodyDeadline(w http.ResponseWriter, r *http.Request) {
 func (s *server) bodyReadError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	var ne net.Error
+	var long *longStringError
 	switch {
 	case errors.As(err, &mbe):
 		s.tooLarge(w)
+	case errors.As(err, &long):
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, CodeImageTooLarge, "", long.Error())
 	case errors.As(err, &ne) && ne.Timeout():
 		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusRequestTimeout, CodeRequestTimeout, "", "the request body did not arrive in time; send it at a steady rate")
@@ -185,12 +196,42 @@ func (g *bodyGate) enter(r *http.Request) (release func(), ok bool) {
 // so it holds no file descriptor.
 func LimitListener(ln net.Listener, l Limits) net.Listener {
 	l = l.withDefaults()
-	return &limitListener{Listener: ln, slots: make(chan struct{}, l.MaxConns)}
+	return &limitListener{Listener: ln, slots: make(chan struct{}, l.MaxConns), perIP: l.MaxConnsPerIP, open: map[string]int{}}
 }
 
 type limitListener struct {
 	net.Listener
 	slots chan struct{}
+	perIP int // <0: no cap
+
+	mu   sync.Mutex
+	open map[string]int // client address -> open connections
+}
+
+// takeIP counts a connection of c's client address; false over the cap.
+func (ll *limitListener) takeIP(c net.Conn) (string, bool) {
+	if ll.perIP < 0 {
+		return "", true
+	}
+	ip, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+	ll.mu.Lock()
+	defer ll.mu.Unlock()
+	if ll.open[ip] >= ll.perIP {
+		return "", false
+	}
+	ll.open[ip]++
+	return ip, true
+}
+
+func (ll *limitListener) dropIP(ip string) {
+	if ll.perIP < 0 {
+		return
+	}
+	ll.mu.Lock()
+	defer ll.mu.Unlock()
+	if ll.open[ip]--; ll.open[ip] <= 0 {
+		delete(ll.open, ip)
+	}
 }
 
 // overCapResponse is written to connections over the cap.
@@ -205,10 +246,16 @@ func (ll *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		ip, ok := ll.takeIP(c)
+		if !ok {
+			go refuse(c)
+			continue
+		}
 		select {
 		case ll.slots <- struct{}{}:
-			return &limitConn{Conn: c, release: func() { <-ll.slots }}, nil
+			return &limitConn{Conn: c, release: func() { <-ll.slots; ll.dropIP(ip) }}, nil
 		default:
+			ll.dropIP(ip)
 			go refuse(c)
 		}
 	}

@@ -76,7 +76,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 // TestConnectionCap: connections over MaxConns get a JSON 503 at once; the
 // idle ones are closed by the header timeout and /healthz answers again.
 func TestConnectionCap(t *testing.T) {
-	addr := startServer(t, Options{Limits: Limits{MaxConns: 3, ReadHeaderTimeout: 300 * time.Millisecond}})
+	addr := startServer(t, Options{Limits: Limits{MaxConns: 3, MaxConnsPerIP: -1, ReadHeaderTimeout: 300 * time.Millisecond}})
 	var idle []net.Conn
 	for range 3 {
 		c, err := net.Dial("tcp", addr)
@@ -110,6 +110,46 @@ func TestConnectionCap(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("healthz %d after the idle connections closed", resp.StatusCode)
 	}
+}
+
+// TestConnectionCapPerIP: one client address cannot take every slot; a
+// request from another address is served meanwhile.
+func TestConnectionCapPerIP(t *testing.T) {
+	addr := startServer(t, Options{Limits: Limits{MaxConns: 8, MaxConnsPerIP: 2}})
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	time.Sleep(50 * time.Millisecond)
+	third, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	if code, body := readStatus(t, third, 2*time.Second); code != 503 || !strings.Contains(body, `"code":"busy"`) {
+		t.Fatalf("third connection of one address: %d %q, want 503 busy", code, body)
+	}
+	if code := healthzFrom(t, "127.0.0.2", addr); code != 200 {
+		t.Fatalf("healthz from another address: %d", code)
+	}
+}
+
+// healthzFrom GETs /healthz from the local address ip (any 127/8 address
+// works on Linux loopback) and returns the status.
+func healthzFrom(t *testing.T, ip, addr string) int {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: time.Second}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	code, _ := readStatus(t, c, 2*time.Second)
+	return code
 }
 
 // TestLargeBodyGate: with one large-body slot taken by a slow upload, a
