@@ -15,8 +15,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"fashiond/inference"
@@ -421,4 +423,37 @@ func FormatBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// Choose names the installed model that serves task on this node: name when
+// given (it must be installed, verified present and of that task), else the
+// only installed model of the task. No model of the task is "" and no
+// error; several without a name is an error that lists them.
+func Choose(ctx context.Context, modelsDir string, task Task, name string) (string, error) {
+	list, err := List(ctx, modelsDir, false)
+	if err != nil {
+		return "", err
+	}
+	var of []string
+	for _, in := range list {
+		if in.Record.Task == task && in.State == "verified" {
+			of = append(of, in.Record.Name)
+		}
+	}
+	switch {
+	case name != "" && !slices.Contains(of, name):
+		return "", fmt.Errorf("diffusion: %s model %q is not installed in %s (installed %s models: %v)", task, name, RepoDir(modelsDir), task, of)
+	case name != "":
+		return name, nil
+	case len(of) > 1:
+		return "", fmt.Errorf("diffusion: %d %s models are installed (%v): choose one (FASHIOND_GENERATIVE_%s)", len(of), task, of, envRole(task))
+	case len(of) == 1:
+		return of[0], nil
+	}
+	return "", nil
+}
+
+// envRole is the role's part of its FASHIOND_GENERATIVE_* setting.
+func envRole(t Task) string {
+	return strings.ToUpper(strings.ReplaceAll(string(t), "-", "_"))
 }

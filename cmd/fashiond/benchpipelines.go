@@ -150,7 +150,7 @@ func newBenchPipeline(model string, p models.Perception) (pipelines.Pipeline, er
 	if err != nil {
 		return nil, err
 	}
-	reg, skipped := all.Registry(p, lib)
+	reg, skipped := all.Registry(p, lib, all.Generative{})
 	if pl, ok := reg.Get(model); ok {
 		return pl, nil
 	}

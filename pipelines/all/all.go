@@ -13,11 +13,13 @@ import (
 	"path/filepath"
 
 	"fashiond/config"
+	"fashiond/diffusion"
 	"fashiond/ffmpeg"
 	"fashiond/inference"
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/angles"
+	"fashiond/pipelines/generative"
 	"fashiond/pipelines/modelcreate"
 	"fashiond/pipelines/posecontrol"
 	"fashiond/pipelines/presets"
@@ -82,7 +84,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.R
 	} else {
 		log.Warn("no preset model library", "dir", pdir)
 	}
-	reg, skipped := Registry(suite, lib)
+	gen, gcl, err := OpenGenerative(ctx, rt, cfg.ModelsDir, batching, log)
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	cl = append(cl, gcl)
+	reg, skipped := Registry(suite, lib, gen)
 	for model, why := range skipped {
 		log.Warn("model not served by this worker", "model", model, "reason", why)
 	}
@@ -94,7 +102,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.R
 // and model-create need the preset library (lib may be nil), image-to-video
 // needs ffmpeg. skipped names each model left out and why, so a worker never
 // advertises a model whose jobs could only fail.
-func Registry(p models.Perception, lib *presets.Library) (reg *pipelines.Registry, skipped map[string]string) {
+func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *pipelines.Registry, skipped map[string]string) {
 	skipped = map[string]string{}
 	reg = pipelines.NewRegistry(
 		prompttryon.New(p, lib),
@@ -105,7 +113,7 @@ func Registry(p models.Perception, lib *presets.Library) (reg *pipelines.Registr
 	if err := ffmpeg.Check(); err != nil {
 		skipped["image-to-video"] = err.Error()
 	} else {
-		reg.Register(video.New(p, video.Options{}))
+		reg.Register(video.New(p, video.Options{Inpainter: gen.Inpainter}))
 	}
 	if lib == nil {
 		skipped["product-to-model"] = "no preset model library (make setup installs it)"
@@ -115,6 +123,37 @@ func Registry(p models.Perception, lib *presets.Library) (reg *pipelines.Registr
 		reg.Register(modelcreate.New(p, lib))
 	}
 	return reg, skipped
+}
+
+// Generative holds the installed generative models the pipelines use; a
+// nil field keeps the classical path.
+type Generative struct {
+	// Inpainter is the node's inpainting model (image-to-video paints the
+	// background beyond the photo's edges with it).
+	Inpainter generative.Inpainter
+}
+
+// OpenGenerative loads the node's installed generative models by role: the
+// only installed model of a task, or none. Several models of one task is an
+// error naming them. The Closer releases what was loaded.
+func OpenGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string, batching bool, log *slog.Logger) (Generative, io.Closer, error) {
+	var gen Generative
+	name, err := diffusion.Choose(ctx, modelsDir, diffusion.Inpainting, "")
+	if err != nil || name == "" {
+		return gen, closers{}, err
+	}
+	m, err := diffusion.Open(ctx, rt, modelsDir, name, diffusion.Options{Batching: batching})
+	if err != nil {
+		return gen, closers{}, err
+	}
+	d, err := generative.NewDiffusion(m)
+	if err != nil {
+		m.Close()
+		return gen, closers{}, err
+	}
+	gen.Inpainter = d
+	log.Info("generative model in use", "role", diffusion.Inpainting, "model", name, "dtype", m.DType(), "device", m.Device())
+	return gen, closers{m}, nil
 }
 
 // Batching resolves FASHIOND_BATCHING. "auto" batches on CUDA only: on this

@@ -10,7 +10,7 @@ import (
 
 func TestRegistryLeavesOutWhatCannotRun(t *testing.T) {
 	p := pipelinetest.Perception(t)
-	reg, skipped := Registry(p, nil)
+	reg, skipped := Registry(p, nil, Generative{})
 	for _, m := range []string{"product-to-model", "model-create"} {
 		if _, ok := reg.Get(m); ok || skipped[m] == "" {
 			t.Fatalf("%s registered without a preset library (skipped %q)", m, skipped[m])
@@ -24,7 +24,7 @@ func TestRegistryLeavesOutWhatCannotRun(t *testing.T) {
 	old := ffmpeg.FFmpegBinary
 	ffmpeg.FFmpegBinary = "ffmpeg-that-does-not-exist"
 	defer func() { ffmpeg.FFmpegBinary = old }()
-	reg, skipped = Registry(p, nil)
+	reg, skipped = Registry(p, nil, Generative{})
 	if _, ok := reg.Get("image-to-video"); ok || skipped["image-to-video"] == "" {
 		t.Fatalf("image-to-video registered without ffmpeg (skipped %q)", skipped["image-to-video"])
 	}

@@ -40,8 +40,16 @@ type renderer struct {
 	Framing string
 }
 
+// extender fills the world canvas of w x h around bg placed at at.
+type extender func(bg *image.RGBA, w, h int, at image.Point) (*image.RGBA, error)
+
+// classicalExtend mirrors and blurs the background plate beyond its edges.
+func classicalExtend(bg *image.RGBA, w, h int, at image.Point) (*image.RGBA, error) {
+	return scene.ExtendAt(bg, w, h, at), nil
+}
+
 // newRenderer lays the scene out on the world canvas for a w x h output.
-func newRenderer(s *scene.Scene, mv Move, w, h int) *renderer {
+func newRenderer(s *scene.Scene, mv Move, w, h int, extend extender) (*renderer, error) {
 	r := &renderer{W: w, H: h, move: mv}
 	r.ww = even(int(math.Round(float64(w) * worldMargin)))
 	r.wh = even(int(math.Round(float64(h) * worldMargin)))
@@ -65,7 +73,11 @@ func newRenderer(s *scene.Scene, mv Move, w, h int) *renderer {
 		ox = min(max(ox, lo), hi)
 	}
 	bg := scene.Resize(s.Background, cw, ch)
-	r.bg = scene.ExtendAt(bg, r.ww, r.wh, image.Pt(ox, oy)).Pix
+	world, err := extend(bg, r.ww, r.wh, image.Pt(ox, oy))
+	if err != nil {
+		return nil, err
+	}
+	r.bg = world.Pix
 
 	// Background depth at reduced resolution.
 	r.dw, r.dh = (r.ww+depthDown-1)/depthDown, (r.wh+depthDown-1)/depthDown
@@ -81,7 +93,7 @@ func newRenderer(s *scene.Scene, mv Move, w, h int) *renderer {
 	}
 	r.pivot = 0.6
 	if !s.HasPerson || box.Empty() {
-		return r
+		return r, nil
 	}
 	// Person depth: the median of the depth under the confident mask.
 	if s.Depth != nil {
@@ -175,7 +187,7 @@ func newRenderer(s *scene.Scene, mv Move, w, h int) *renderer {
 			}
 		}
 	}
-	return r
+	return r, nil
 }
 
 func abs32(v float32) float32 {

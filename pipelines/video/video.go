@@ -23,6 +23,7 @@ import (
 	"fashiond/ffmpeg"
 	"fashiond/models"
 	"fashiond/pipelines"
+	"fashiond/pipelines/generative"
 	"fashiond/pipelines/scene"
 )
 
@@ -36,6 +37,9 @@ type Options struct {
 	TempDir string
 	// Log receives per-job timings; nil means slog.Default().
 	Log *slog.Logger
+	// Inpainter, when set, paints the background beyond the photo's
+	// edges (contain framing) instead of the mirrored, blurred extension.
+	Inpainter generative.Inpainter
 }
 
 // Pipeline implements pipelines.Pipeline for "image-to-video".
@@ -88,6 +92,9 @@ type Stats struct {
 	Move       Move
 	Bed        Bed // "" when no audio
 	Framing    string
+	// Generative says how the background extension was generated; nil
+	// when it was classical (or not needed).
+	Generative *generative.Info
 }
 
 // SizeFor returns the output size for an aspect ratio.
@@ -163,6 +170,12 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 			"body motion is a small pose-anchored deformation (breathing, sway, head drift), not a generated performance: no walking, turning or garment physics",
 		},
 	}
+	if g := st.Generative; g != nil {
+		out.Path = "generative"
+		out.Method += ",background-extension=" + g.Model
+		out.Notes[1] = "camera move rendered as 2.5D depth parallax of two layers (person, background plate with the person inpainted); the photo's pixels are kept, and the background beyond its edges is generated"
+		out.Notes = append(out.Notes, g.Note("the background beyond the photo's edges was"))
+	}
 	if st.Bed != "" {
 		out.Notes = append(out.Notes, fmt.Sprintf("audio is a synthesised ambient bed (%s) chosen from the prompt's words, not audio generated from the image", st.Bed))
 	}
@@ -203,7 +216,17 @@ func (p *Pipeline) Generate(ctx context.Context, img image.Image, spec Spec, pro
 	if err != nil {
 		return nil, nil, err
 	}
-	r := newRenderer(sc, st.Move, spec.Width, spec.Height)
+	extend := extender(classicalExtend)
+	if p.opts.Inpainter != nil {
+		step := func(done, total int) {
+			progress("background", 0.04+0.05*float64(done)/float64(max(1, total)), fmt.Sprintf("step %d/%d", done, total))
+		}
+		extend = generativeExtend(ctx, p.opts.Inpainter, seedOf(spec.Prompt), step, &st.Generative)
+	}
+	r, err := newRenderer(sc, st.Move, spec.Width, spec.Height, extend)
+	if err != nil {
+		return nil, nil, err
+	}
 	st.Framing = r.Framing
 	st.Layers = time.Since(start)
 

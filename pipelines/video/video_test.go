@@ -333,7 +333,7 @@ func BenchmarkRenderFrame(b *testing.B) {
 		mv   Move
 	}{{"9x16-push-in", 720, 1280, PushIn}, {"16x9-orbit", 1280, 720, Orbit}} {
 		b.Run(c.name, func(b *testing.B) {
-			r := newRenderer(sc, c.mv, c.w, c.h)
+			r, _ := newRenderer(sc, c.mv, c.w, c.h, classicalExtend)
 			out := image.NewRGBA(image.Rect(0, 0, c.w, c.h))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -414,7 +414,7 @@ func TestRenderWithoutPerson(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newRenderer(sc, ChooseMove(""), 1280, 720)
+	r, _ := newRenderer(sc, ChooseMove(""), 1280, 720, classicalExtend)
 	a := image.NewRGBA(image.Rect(0, 0, 1280, 720))
 	b := image.NewRGBA(a.Rect)
 	r.render(a, 0, 0)
@@ -472,7 +472,7 @@ func TestMappingContinuous(t *testing.T) {
 	}
 	out := image.NewRGBA(image.Rect(0, 0, 720, 1280))
 	for _, mv := range []Move{PushIn, PullOut, PanLeft, PanRight, Orbit, TiltUp, TiltDown, Static} {
-		r := newRenderer(sc, mv, 720, 1280)
+		r, _ := newRenderer(sc, mv, 720, 1280, classicalExtend)
 		gw := 720/gridStep + 2
 		for _, ft := range []float64{0, 0.3, 0.7, 1} {
 			r.render(out, ft, ft*4)
