@@ -72,6 +72,47 @@ type Output struct {
 	// DataURI asks the worker to return this output as a data URI instead of
 	// a URL (angle-generation's return_base64).
 	DataURI bool
+	// Checks are the pipeline's measurements of its own result (reported
+	// in outputs_info[].checks).
+	Checks []Check
+}
+
+// Check is one self-check of an output: a figure the pipeline measured on
+// its own result, the documented limit and whether the figure is within it.
+type Check struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Limit float64 `json:"limit"`
+	// Bound is "max" (Value must be at most Limit) or "min" (at least).
+	Bound string `json:"bound"`
+	Pass  bool   `json:"pass"`
+}
+
+// MaxCheck is a check that passes when value <= limit.
+func MaxCheck(name string, value, limit float64) Check {
+	return Check{Name: name, Value: value, Limit: limit, Bound: "max", Pass: value <= limit}
+}
+
+// MinCheck is a check that passes when value >= limit.
+func MinCheck(name string, value, limit float64) Check {
+	return Check{Name: name, Value: value, Limit: limit, Bound: "min", Pass: value >= limit}
+}
+
+// CheckError returns a permanent job error naming the first failed check
+// of checks ("<model>: self-check <name> failed: <value> above the limit
+// <limit>"), or nil when all pass.
+func CheckError(model string, checks []Check) error {
+	for _, c := range checks {
+		if c.Pass {
+			continue
+		}
+		side := "above"
+		if c.Bound == "min" {
+			side = "below"
+		}
+		return &Error{Msg: fmt.Sprintf("%s: self-check %s failed: %.4g %s the limit %.4g", model, c.Name, c.Value, side, c.Limit)}
+	}
+	return nil
 }
 
 // Result is what a successful run returns, in output order.

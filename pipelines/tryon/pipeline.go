@@ -70,6 +70,11 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if err != nil {
 		return nil, err
 	}
+	progress("subject", 0.05, "")
+	subj, err := findSubject(ctx, pl.p, person)
+	if err != nil {
+		return nil, err
+	}
 	progress("garment", 0.08, "")
 	g, err := AnalyzeGarment(ctx, pl.p, gimg)
 	if err != nil {
@@ -80,19 +85,17 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		base := 0.15 + 0.85*float64(i)/float64(n)
 		span := 0.85 / float64(n)
 		detail := fmt.Sprintf("sample %d/%d", i+1, n)
-		out, info, err := Transfer(ctx, pl.p, person, g, Options{
+		o, err := subj.transfer(ctx, pl.p, g, Options{
 			Accuracy: in.Accuracy, Variation: i, Seed: seedOf(req.JobID),
 			Progress: func(stage string, f float64) { progress(stage, base+span*f, detail) },
 		})
 		if err != nil {
 			return nil, err
 		}
-		res.Outputs = append(res.Outputs, pipelines.Output{
-			Image:  out,
-			Path:   "reference",
-			Method: info.Method,
-			Notes:  info.Notes,
-		})
+		if err := pipelines.CheckError("tryon", o.Checks); err != nil {
+			return nil, err
+		}
+		res.Outputs = append(res.Outputs, o)
 	}
 	return res, nil
 }

@@ -1,0 +1,167 @@
+// Package selfcheck measures a pipeline's own result: how much changed
+// outside the subject, whether the subject's face is unchanged and still
+// detected, and whether the output has holes (black regions that were not
+// in the input). Each measurement is a pipelines.Check with a documented
+// limit (docs/API.md, "Self-checks"). It is a capability package: it never
+// imports a model pipeline.
+package selfcheck
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"image/draw"
+	"math"
+
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/body"
+	"fashiond/pipelines/mask"
+
+	xdraw "golang.org/x/image/draw"
+)
+
+// Check names.
+const (
+	NameChangedOutside = "changed_outside_subject"
+	NameFaceChange     = "face_region_change"
+	NameFaceFound      = "face_similarity"
+	NameHole           = "largest_hole"
+)
+
+// Limits of the checks.
+const (
+	// MaxChangedOutside is the largest share of the pixels outside the
+	// subject's region and blend band that may differ from the input.
+	MaxChangedOutside = 0.01
+	// ChangeTol is the per-channel difference (0..255) from which a pixel
+	// counts as changed.
+	ChangeTol = 8
+	// MaxFaceChange is the largest share of the subject's face box (sides
+	// and forehead trimmed, down to the chin) that edits which must not
+	// touch the face (garments, colours) may change.
+	MaxFaceChange = 0.03
+	// MinFaceIoU is the smallest intersection-over-union between the
+	// input's subject face and the best face detected on the output.
+	MinFaceIoU = 0.5
+	// MaxHoleFrac is the largest hole allowed, as a fraction of the output
+	// image (0.2%: about 2000 pixels at 1 MP).
+	MaxHoleFrac = 0.002
+	// HoleLevel: a pixel whose channels are all at most this level is
+	// black (a hole candidate) when the input was not black there.
+	HoleLevel = 12
+	// faceSideInset and faceTopInset trim the face box for FaceChange.
+	faceSideInset = 0.15
+	faceTopInset  = 0.1
+)
+
+// ChangedOutside measures the share of pixels outside alpha (alpha 0: not
+// the subject nor its blend band) that out changed from orig.
+func ChangedOutside(orig, out image.Image, alpha *image.Gray) pipelines.Check {
+	return pipelines.MaxCheck(NameChangedOutside, round4(body.ChangedOutside(orig, out, alpha, ChangeTol)), MaxChangedOutside)
+}
+
+// FaceChange measures the share of the face box's pixels (sides and
+// forehead trimmed, down to the chin) that out changed from orig by more
+// than ChangeTol in a channel.
+func FaceChange(orig, out image.Image, f models.Face) pipelines.Check {
+	o, e := toRGBA(orig), toRGBA(out)
+	r := innerBox(f, o.Rect)
+	if o.Rect.Size() != e.Rect.Size() || r.Empty() {
+		return pipelines.MaxCheck(NameFaceChange, 1, MaxFaceChange)
+	}
+	changed := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			i := y*o.Stride + x*4
+			for c := 0; c < 3; c++ {
+				if math.Abs(float64(o.Pix[i+c])-float64(e.Pix[i+c])) > ChangeTol {
+					changed++
+					break
+				}
+			}
+		}
+	}
+	return pipelines.MaxCheck(NameFaceChange, round4(float64(changed)/float64(r.Dx()*r.Dy())), MaxFaceChange)
+}
+
+// FaceFound re-detects faces on out and measures the best
+// intersection-over-union with the input face f (0 when none is found).
+func FaceFound(ctx context.Context, p models.Perception, out image.Image, f models.Face) (pipelines.Check, error) {
+	faces, err := p.Faces(ctx, out)
+	if err != nil {
+		return pipelines.Check{}, fmt.Errorf("selfcheck: faces: %w", err)
+	}
+	best := 0.0
+	for _, g := range faces {
+		best = math.Max(best, iou(f.Box, g.Box))
+	}
+	return pipelines.MinCheck(NameFaceFound, round4(best), MinFaceIoU), nil
+}
+
+// Hole measures the largest 4-connected region of black pixels in out that
+// were not black in orig (orig is resampled to out's size when they
+// differ), as a fraction of out's pixels.
+func Hole(orig, out image.Image) pipelines.Check {
+	e := toRGBA(out)
+	o := toRGBA(orig)
+	if o.Rect.Size() != e.Rect.Size() {
+		r := image.NewRGBA(e.Rect)
+		xdraw.NearestNeighbor.Scale(r, r.Rect, o, o.Rect, xdraw.Src, nil)
+		o = r
+	}
+	return pipelines.MaxCheck(NameHole, round4(LargestHole(o, e)), MaxHoleFrac)
+}
+
+// LargestHole is the area fraction of the largest new black region (see
+// Hole); orig and out have the same size.
+func LargestHole(orig, out *image.RGBA) float64 {
+	w, h := out.Rect.Dx(), out.Rect.Dy()
+	g := image.NewGray(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			if black(out.Pix[y*out.Stride+x*4:]) && !black(orig.Pix[y*orig.Stride+x*4:]) {
+				g.Pix[y*w+x] = 255
+			}
+		}
+	}
+	_, sizes := mask.Components(g)
+	largest := 0
+	for _, s := range sizes[1:] {
+		largest = max(largest, s)
+	}
+	return float64(largest) / float64(w*h)
+}
+
+func black(p []uint8) bool { return p[0] <= HoleLevel && p[1] <= HoleLevel && p[2] <= HoleLevel }
+
+// innerBox is the face box less faceSideInset of its width at each side
+// (hair, background) and faceTopInset of its height at the top, down to
+// the chin, inside bounds.
+func innerBox(f models.Face, bounds image.Rectangle) image.Rectangle {
+	w, h := f.Box[2]-f.Box[0], f.Box[3]-f.Box[1]
+	return image.Rect(int(f.Box[0]+faceSideInset*w), int(f.Box[1]+faceTopInset*h), int(f.Box[2]-faceSideInset*w), int(f.Box[3])).Intersect(bounds)
+}
+
+func iou(a, b [4]float64) float64 {
+	ix := math.Max(0, math.Min(a[2], b[2])-math.Max(a[0], b[0]))
+	iy := math.Max(0, math.Min(a[3], b[3])-math.Max(a[1], b[1]))
+	in := ix * iy
+	u := (a[2]-a[0])*(a[3]-a[1]) + (b[2]-b[0])*(b[3]-b[1]) - in
+	if u <= 0 {
+		return 0
+	}
+	return in / u
+}
+
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+func toRGBA(img image.Image) *image.RGBA {
+	if r, ok := img.(*image.RGBA); ok && r.Rect.Min == (image.Point{}) {
+		return r
+	}
+	b := img.Bounds()
+	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	draw.Draw(out, out.Rect, img, b.Min, draw.Src)
+	return out
+}

@@ -1,0 +1,102 @@
+package selfcheck
+
+import (
+	"context"
+	"image"
+	"image/color"
+	"image/draw"
+	"testing"
+
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/body"
+	"fashiond/pipelines/pipelinetest"
+)
+
+func grey(w, h int, v uint8) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(img, img.Rect, image.NewUniform(color.RGBA{v, v, v, 255}), image.Point{}, draw.Src)
+	return img
+}
+
+func fill(img *image.RGBA, r image.Rectangle, c color.RGBA) *image.RGBA {
+	out := image.NewRGBA(img.Rect)
+	copy(out.Pix, img.Pix)
+	draw.Draw(out, r, image.NewUniform(c), image.Point{}, draw.Src)
+	return out
+}
+
+// TestChecks: each check passes on an untouched or confined result and
+// fails on a result made to break it, with the expected figure.
+func TestChecks(t *testing.T) {
+	const w, h = 100, 100
+	orig := grey(w, h, 128)
+	region := image.NewGray(orig.Rect)
+	draw.Draw(region, image.Rect(30, 30, 70, 70), image.White, image.Point{}, draw.Src)
+	alpha := body.BandAlpha(region, 3)
+	f := models.Face{Box: [4]float64{40, 10, 60, 30}}
+	red := color.RGBA{200, 0, 0, 255}
+	tests := []struct {
+		name  string
+		check pipelines.Check
+		want  float64
+		pass  bool
+	}{
+		{"changed outside: inside edit passes", ChangedOutside(orig, fill(orig, image.Rect(35, 35, 65, 65), red), alpha), 0, true},
+		{"changed outside: a painted neighbour fails", ChangedOutside(orig, fill(orig, image.Rect(0, 0, 20, 100), red), alpha), 0.248, false},
+		{"face change: untouched face passes", FaceChange(orig, fill(orig, image.Rect(35, 40, 65, 65), red), f), 0, true},
+		{"face change: a garment on the chin fails", FaceChange(orig, fill(orig, image.Rect(0, 26, 100, 100), red), f), 0.2222, false},
+		{"hole: a dark input region is no hole", Hole(fill(orig, image.Rect(0, 0, 50, 50), color.RGBA{0, 0, 0, 255}), fill(orig, image.Rect(0, 0, 50, 50), color.RGBA{0, 0, 0, 255})), 0, true},
+		{"hole: a new black region fails", Hole(orig, fill(orig, image.Rect(10, 10, 20, 15), color.RGBA{0, 0, 0, 255})), 0.005, false},
+		{"hole: sizes differ, orig resampled", Hole(grey(50, 50, 128), fill(orig, image.Rect(0, 0, 4, 4), color.RGBA{5, 5, 5, 255})), 0.0016, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.check.Value != tc.want || tc.check.Pass != tc.pass {
+				t.Errorf("%+v, want value %v pass %v", tc.check, tc.want, tc.pass)
+			}
+			err := pipelines.CheckError("m", []pipelines.Check{tc.check})
+			if (err == nil) != tc.pass {
+				t.Errorf("CheckError = %v with pass %v", err, tc.pass)
+			}
+		})
+	}
+}
+
+// TestFaceFound: the face of a real portrait is found again on the
+// untouched image (IoU 1) and not on an image with the face painted out.
+func TestFaceFound(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	img := pipelinetest.Image(t, "images/pexels_woman_portrait.png")
+	ctx := context.Background()
+	faces, err := p.Faces(ctx, img)
+	if err != nil || len(faces) == 0 {
+		t.Fatalf("faces: %v %d", err, len(faces))
+	}
+	c, err := FaceFound(ctx, p, img, faces[0])
+	if err != nil || !c.Pass || c.Value < 0.99 {
+		t.Errorf("untouched: %+v %v, want IoU 1", c, err)
+	}
+	b := faces[0].Box
+	blank := fill(toRGBA(img), image.Rect(int(b[0])-20, int(b[1])-20, int(b[2])+20, int(b[3])+20), color.RGBA{128, 128, 128, 255})
+	c, err = FaceFound(ctx, p, blank, faces[0])
+	if err != nil || c.Pass {
+		t.Errorf("face painted out: %+v %v, want a failure", c, err)
+	}
+	t.Logf("painted out: %+v", c)
+}
+
+func TestCheckErrorMessage(t *testing.T) {
+	err := pipelines.CheckError("pose-control", []pipelines.Check{
+		pipelines.MaxCheck(NameChangedOutside, 0, MaxChangedOutside),
+		pipelines.MaxCheck(NameHole, 0.01, MaxHoleFrac),
+	})
+	want := "pose-control: self-check largest_hole failed: 0.01 above the limit 0.002"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	err = pipelines.CheckError("tryon", []pipelines.Check{pipelines.MinCheck(NameFaceFound, 0.2, MinFaceIoU)})
+	if want := "tryon: self-check face_similarity failed: 0.2 below the limit 0.5"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}

@@ -1,0 +1,77 @@
+package tryon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"strings"
+
+	"fashiond/models"
+	"fashiond/pipelines"
+	bodypkg "fashiond/pipelines/body"
+	"fashiond/pipelines/garment"
+	"fashiond/pipelines/selfcheck"
+)
+
+// subject is the person image with its chosen subject: the transfer works
+// on the subject's crop and its result is confined to the subject's region.
+type subject struct {
+	img   *image.RGBA
+	a     *bodypkg.Analysis
+	crop  image.Rectangle
+	alpha *image.Gray
+}
+
+// findSubject analyses the people in the person image and chooses the
+// subject (body package rule).
+func findSubject(ctx context.Context, p models.Perception, person image.Image) (*subject, error) {
+	img := toRGBA(person)
+	a, err := bodypkg.Analyze(ctx, p, img)
+	if errors.Is(err, bodypkg.ErrNoPerson) {
+		return nil, pipelines.Failf("no person found in personImage: %v", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tryon: %w", err)
+	}
+	return &subject{img: img, a: a, crop: a.CropRect(), alpha: a.EditAlpha()}, nil
+}
+
+// transfer puts g on the subject: Transfer on the subject's crop, the
+// result placed back and confined to the subject's region and blend band,
+// then measured (changed outside the subject, face unchanged, face found).
+func (s *subject) transfer(ctx context.Context, p models.Perception, g *garment.Garment, o Options) (pipelines.Output, error) {
+	out, info, err := Transfer(ctx, p, subImage(s.img, s.crop), g, o)
+	if err != nil {
+		return pipelines.Output{}, s.explain(err)
+	}
+	final := bodypkg.ConfineCrop(s.img, out, s.crop, s.alpha)
+	checks := []pipelines.Check{selfcheck.ChangedOutside(s.img, final, s.alpha)}
+	notes := info.Notes
+	if f := s.a.SubjectPerson().Face; f != nil {
+		found, err := selfcheck.FaceFound(ctx, p, final, *f)
+		if err != nil {
+			return pipelines.Output{}, fmt.Errorf("tryon: %w", err)
+		}
+		checks = append(checks, selfcheck.FaceChange(s.img, final, *f), found)
+	}
+	if len(s.a.People) > 1 {
+		notes = append(notes, fmt.Sprintf("subject: %s; the other people and the rest of the photo are unchanged", s.a.Rule))
+	}
+	return pipelines.Output{Image: final, Path: "reference", Method: info.Method, Notes: notes, Checks: checks}, nil
+}
+
+// explain turns the transfer's "no person found" into a reason about the
+// subject when the analysis saw a face: the subject was found, but its body
+// is not usable for a garment.
+func (s *subject) explain(err error) error {
+	var pe *pipelines.Error
+	if !errors.As(err, &pe) || !strings.HasPrefix(pe.Msg, "no person found") || len(s.a.Faces) == 0 {
+		return err
+	}
+	why := strings.TrimPrefix(strings.TrimPrefix(pe.Msg, "no person found in personImage"), ": ")
+	return pipelines.Failf("personImage: the subject (%s) was found but its body cannot take a garment: %s", s.a.Rule, why)
+}
+
+// subImage is the pixels of img inside r with origin (0,0).
+func subImage(img *image.RGBA, r image.Rectangle) *image.RGBA { return bodypkg.Crop(img, r) }

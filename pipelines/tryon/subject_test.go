@@ -1,0 +1,127 @@
+package tryon
+
+import (
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bodypkg "fashiond/pipelines/body"
+	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/selfcheck"
+)
+
+// changedShare is the share of on-pixels of region where a and b differ by
+// more than 8 levels in a channel.
+func changedShare(a, b image.Image, region *image.Gray) float64 {
+	ra, rb := toRGBA(a), toRGBA(b)
+	n, c := 0, 0
+	for i, v := range region.Pix {
+		if v < 128 {
+			continue
+		}
+		n++
+		o := i * 4
+		for k := 0; k < 3; k++ {
+			d := int(ra.Pix[o+k]) - int(rb.Pix[o+k])
+			if d > 8 || d < -8 {
+				c++
+				break
+			}
+		}
+	}
+	return float64(c) / float64(max(n, 1))
+}
+
+func invert(g *image.Gray) *image.Gray {
+	out := image.NewGray(g.Rect)
+	for i, v := range g.Pix {
+		if v == 0 {
+			out.Pix[i] = 255
+		}
+	}
+	return out
+}
+
+func dumpPNG(t *testing.T, name string, img image.Image) {
+	dir := os.Getenv("FASHIOND_TEST_OUT")
+	if dir == "" {
+		return
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_ = png.Encode(f, img)
+}
+
+// TestTryonGroupPhotoConfined: on the two-person photos the garment goes on
+// the subject (the person with the largest face) and fewer than 1% of the
+// pixels outside the subject's region and blend band change; the other
+// person is untouched; the output reports its checks, all passing. On the
+// phones photo the subject's raised arm misleads the pose, the tee lands on
+// her chin and the job fails with the face check's name (the expected
+// error is given), never with "no person found".
+func TestTryonGroupPhotoConfined(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	for _, tc := range []struct{ name, wantErr string }{
+		{"pixabay_two_women_bikes.jpg", ""},
+		{"pexels_two_women_phones.jpg", "tryon: self-check face_region_change failed"},
+	} {
+		name := tc.name
+		t.Run(name, func(t *testing.T) {
+			person := pipelinetest.Image(t, "images/"+name)
+			res, err := run(t, Inputs{PersonImage: "file:images/" + name, GarmentImage: "file:garments/flatlay_tee_red.png", Accuracy: "standard", SampleCount: 1})
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := res.Outputs[0]
+			dumpPNG(t, "tryon_"+name+".png", out.Image)
+			a, err := bodypkg.Analyze(context.Background(), p, person)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outside := invert(a.EditAlpha())
+			if s := changedShare(person, out.Image, outside); s >= 0.01 {
+				t.Errorf("%.3f%% of the pixels outside the subject changed, want < 1%%", 100*s)
+			} else {
+				t.Logf("outside the subject: %.4f%% changed", 100*s)
+			}
+			others := invert(a.EditAlpha()) // outside the band ...
+			for i, v := range a.OthersMask().Pix {
+				if v == 0 {
+					others.Pix[i] = 0 // ... and on another person
+				}
+			}
+			if s := changedShare(person, out.Image, others); s > 0 {
+				t.Errorf("%.3f%% of the other people's pixels changed, want 0", 100*s)
+			}
+			if s := changedShare(person, out.Image, a.SubjectPerson().Region); s < 0.05 {
+				t.Errorf("only %.2f%% of the subject changed: the garment is missing", 100*s)
+			}
+			names := map[string]bool{}
+			for _, c := range out.Checks {
+				names[c.Name] = true
+				if !c.Pass {
+					t.Errorf("check %+v failed", c)
+				}
+			}
+			for _, n := range []string{selfcheck.NameChangedOutside, selfcheck.NameFaceChange, selfcheck.NameFaceFound} {
+				if !names[n] {
+					t.Errorf("check %s missing in %+v", n, out.Checks)
+				}
+			}
+			t.Logf("checks %+v", out.Checks)
+		})
+	}
+}
