@@ -113,7 +113,7 @@ func (s *Service) storeOutputs(ctx context.Context, jobID string, res *pipelines
 		if path == "" {
 			path = "reference"
 		}
-		info = append(info, OutputInfo{Path: path, Method: o.Method, Notes: o.Notes})
+		info = append(info, OutputInfo{Path: path, Method: o.Method, Notes: o.Notes, Checks: o.Checks})
 	}
 	return urls, info, nil
 }

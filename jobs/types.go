@@ -53,6 +53,8 @@ type OutputInfo struct {
 	Path   string   `json:"path"`
 	Method string   `json:"method,omitempty"`
 	Notes  []string `json:"notes,omitempty"`
+	// Checks are the pipeline's self-checks of this output.
+	Checks []pipelines.Check `json:"checks,omitempty"`
 }
 
 // SubmitRequest is a validated submission.
