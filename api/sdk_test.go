@@ -61,7 +61,9 @@ func TestFashnSDK(t *testing.T) {
 	fake := newFake()
 	srv := httptest.NewServer(New(Options{Backend: fake}))
 	defer srv.Close()
+	fake.mu.Lock() // the server's goroutines read it
 	fake.cdnBase = srv.URL
+	fake.mu.Unlock()
 
 	run := exec.CommandContext(ctx, node, "sdk_check.mjs")
 	run.Dir = dir
