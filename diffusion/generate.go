@@ -48,6 +48,12 @@ func (j *job) rows() int {
 // Generate runs one request. A cancelled ctx stops it at the next step.
 func (m *Model) Generate(ctx context.Context, req Request) (*Result, error) {
 	start := time.Now()
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("diffusion: model %s is closed", m.name)
+	}
 	req, mode, err := m.normalise(req)
 	if err != nil {
 		return nil, err
