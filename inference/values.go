@@ -111,13 +111,7 @@ type Value struct {
 }
 
 // Elements is the product of the shape (1 for a scalar).
-func (v Value) Elements() int64 {
-	n := int64(1)
-	for _, d := range v.Shape {
-		n *= d
-	}
-	return n
-}
+func (v Value) Elements() int64 { return Tensor{Shape: v.Shape}.Elements() }
 
 func (v Value) length() int {
 	if v.DType.IsFloat() {
@@ -221,12 +215,8 @@ func (s *Session) runValues(ctx context.Context, inputs []Value, outs []OutputSp
 // zeroIfFloat is the element count of the F32 (float=true) or I64 buffer
 // a pre-allocated output needs.
 func zeroIfFloat(o OutputSpec, float bool) int {
-	n := 1
-	for _, d := range o.Shape {
-		n *= int(d)
-	}
 	if o.DType.IsFloat() == float {
-		return n
+		return int(Tensor{Shape: o.Shape}.Elements())
 	}
 	return 0
 }
