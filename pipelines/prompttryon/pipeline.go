@@ -106,21 +106,18 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	}
 	work := fitPixels(base, maxWorkPixels)
 
-	progress("perception", 0.1, "pose, person mask, clothes parsing")
-	r, err := findRegions(ctx, pl.p, work)
+	progress("perception", 0.1, "people, pose, person mask, clothes parsing")
+	subj, err := findSubject(ctx, pl.p, work)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var np *NoPersonError
-		if errors.As(err, &np) {
-			return nil, &pipelines.Error{Msg: err.Error(), Err: err}
-		}
-		return nil, pipelines.Transientf("prompt-tryon: perception failed: %v", err)
+		return nil, err
+	}
+	r, err := findRegions(ctx, pl.p, subj.cropImg)
+	if err != nil {
+		return nil, subj.regionsErr(ctx, err)
 	}
 	var personMask *image.Gray
 	if in.StyleID != "" {
-		personMask = r.personMask()
+		personMask = subj.fullMask(r.personMask())
 	}
 	ratio := in.Ratio
 	if ratio == "" {
@@ -143,13 +140,17 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		frac := func(f float64) float64 { return 0.2 + 0.8*(float64(s)+f)/float64(in.SampleCount) }
 		detail := fmt.Sprintf("sample %d/%d", s+1, in.SampleCount)
 		progress("dress", frac(0), detail)
-		out, err := dress(work, r, spec, int64(s))
+		dressed, err := dress(subj.cropImg, r, spec, int64(s))
 		if err != nil {
 			var re *RegionError
 			if errors.As(err, &re) {
 				return nil, &pipelines.Error{Msg: err.Error(), Err: err}
 			}
 			return nil, pipelines.Failf("prompt-tryon: %v", err)
+		}
+		out, checks := subj.confine(ctx, dressed)
+		if err := pipelines.CheckError(Name, checks); err != nil {
+			return nil, err
 		}
 		var img image.Image = out
 		if in.StyleID != "" {
@@ -171,7 +172,8 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			Image:  final,
 			Path:   "reference",
 			Method: strings.Join(method, "; "),
-			Notes:  notes,
+			Notes:  append(notes, subj.notes()...),
+			Checks: checks,
 		})
 	}
 	progress("done", 1, "")

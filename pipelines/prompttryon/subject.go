@@ -1,0 +1,96 @@
+package prompttryon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/draw"
+
+	"fashiond/models"
+	"fashiond/pipelines"
+	"fashiond/pipelines/body"
+	"fashiond/pipelines/selfcheck"
+)
+
+// subject is the working image with its chosen subject: the garments are
+// found and dressed on the subject's crop, and the result is confined to
+// the subject's region and blend band.
+type subject struct {
+	p       models.Perception
+	img     *image.RGBA
+	a       *body.Analysis
+	crop    image.Rectangle
+	cropImg *image.RGBA
+	alpha   *image.Gray
+}
+
+// findSubject analyses the people in img and chooses the subject (body
+// package rule). No face and no person-sized mask is a NoPersonError.
+func findSubject(ctx context.Context, p models.Perception, img *image.RGBA) (*subject, error) {
+	a, err := body.Analyze(ctx, p, img)
+	if errors.Is(err, body.ErrNoPerson) {
+		e := fmt.Errorf("prompt-tryon: %w in the image to dress; use a photo of a person wearing the garment to change", err)
+		return nil, &pipelines.Error{Msg: e.Error(), Err: err}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, pipelines.Transientf("prompt-tryon: perception failed: %v", err)
+	}
+	crop := a.CropRect()
+	return &subject{p: p, img: img, a: a, crop: crop, cropImg: body.Crop(img, crop), alpha: a.EditAlpha()}, nil
+}
+
+// regionsErr words a findRegions failure on the subject's crop: the pose
+// model's "no person" becomes a reason about the chosen subject when a
+// face was detected.
+func (s *subject) regionsErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var np *NoPersonError
+	if !errors.As(err, &np) {
+		return pipelines.Transientf("prompt-tryon: perception failed: %v", err)
+	}
+	if len(s.a.Faces) > 0 {
+		return pipelines.Failf("prompt-tryon: the subject (%s) was found but its body has no visible shoulders to dress (pose presence %.2f)", s.a.Rule, np.Presence)
+	}
+	return &pipelines.Error{Msg: err.Error(), Err: err}
+}
+
+// confine places the dressed crop back, keeps everything outside the
+// subject's region and band pixel-identical, and measures the result.
+func (s *subject) confine(ctx context.Context, dressed *image.RGBA) (*image.RGBA, []pipelines.Check) {
+	out := body.ConfineCrop(s.img, dressed, s.crop, s.alpha)
+	checks := []pipelines.Check{selfcheck.ChangedOutside(s.img, out, s.alpha)}
+	if f := s.a.SubjectPerson().Face; f != nil {
+		checks = append(checks, selfcheck.FaceChange(s.img, out, *f))
+		if found, err := selfcheck.FaceFound(ctx, s.p, out, *f); err == nil {
+			checks = append(checks, found)
+		}
+	}
+	return out, checks
+}
+
+// fullMask places a crop-sized mask at the crop in an image-sized mask,
+// limited to the subject's region and band.
+func (s *subject) fullMask(m *image.Gray) *image.Gray {
+	g := image.NewGray(s.img.Rect)
+	draw.Draw(g, s.crop, m, image.Point{}, draw.Src)
+	for i, a := range s.alpha.Pix {
+		if a == 0 {
+			g.Pix[i] = 0
+		}
+	}
+	return g
+}
+
+// notes says which person was dressed when there are several.
+func (s *subject) notes() []string {
+	if len(s.a.People) < 2 {
+		return nil
+	}
+	return []string{fmt.Sprintf("subject: %s; the other people and the rest of the photo are unchanged (a styleId still restyles the whole frame)", s.a.Rule)}
+}

@@ -1,0 +1,120 @@
+package prompttryon
+
+import (
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fashiond/pipelines/body"
+	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/selfcheck"
+)
+
+// changedShare is the share of on-pixels of region where a and b differ by
+// more than 8 levels in a channel (a and b are the same size).
+func changedShare(a, b *image.RGBA, region *image.Gray) float64 {
+	n, c := 0, 0
+	for i, v := range region.Pix {
+		if v < 128 {
+			continue
+		}
+		n++
+		for k := 0; k < 3; k++ {
+			d := int(a.Pix[i*4+k]) - int(b.Pix[i*4+k])
+			if d > 8 || d < -8 {
+				c++
+				break
+			}
+		}
+	}
+	return float64(c) / float64(max(n, 1))
+}
+
+func outsideOf(alpha *image.Gray) *image.Gray {
+	out := image.NewGray(alpha.Rect)
+	for i, v := range alpha.Pix {
+		if v == 0 {
+			out.Pix[i] = 255
+		}
+	}
+	return out
+}
+
+// TestGroupPhotoConfined: on the two-person photos the subject (largest
+// face) is dressed and fewer than 1% of the pixels outside her region and
+// blend band change; no pixel of the other person outside the band
+// changes; the checks are reported and pass.
+func TestGroupPhotoConfined(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	ctx := context.Background()
+	for _, name := range []string{"pixabay_two_women_bikes.jpg", "pexels_two_women_phones.jpg"} {
+		t.Run(name, func(t *testing.T) {
+			work := fitPixels(pipelinetest.Image(t, "images/"+name), maxWorkPixels)
+			s, err := findSubject(ctx, p, work)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := findRegions(ctx, p, s.cropImg)
+			if err != nil {
+				t.Fatalf("%v", s.regionsErr(ctx, err))
+			}
+			spec, err := Parse("a red top")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dressed, err := dress(s.cropImg, r, spec, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, checks := s.confine(ctx, dressed)
+			if dir := os.Getenv("FASHIOND_TEST_OUT"); dir != "" {
+				f, _ := os.Create(filepath.Join(dir, "prompttryon_"+name+".png"))
+				_ = png.Encode(f, out)
+				f.Close()
+			}
+			a, err := body.Analyze(ctx, p, work)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outside := outsideOf(a.EditAlpha())
+			if c := changedShare(work, out, outside); c >= 0.01 {
+				t.Errorf("%.3f%% changed outside the subject, want < 1%%", 100*c)
+			} else {
+				t.Logf("outside the subject: %.4f%% changed", 100*c)
+			}
+			others := a.OthersMask()
+			for i, v := range outside.Pix {
+				others.Pix[i] = min(others.Pix[i], v)
+			}
+			if c := changedShare(work, out, others); c > 0 {
+				t.Errorf("%.3f%% of the other person changed, want 0", 100*c)
+			}
+			if c := changedShare(work, out, a.SubjectPerson().Region); c < 0.05 {
+				t.Errorf("only %.2f%% of the subject changed: no garment recoloured", 100*c)
+			}
+			for _, c := range checks {
+				if !c.Pass {
+					t.Errorf("check %+v failed", c)
+				}
+			}
+			if len(checks) != 3 || checks[0].Name != selfcheck.NameChangedOutside {
+				t.Errorf("checks %+v, want the three subject checks", checks)
+			}
+			t.Logf("checks %+v", checks)
+		})
+	}
+}
+
+// TestNoPersonWording: a flat-lay garment (no face, no person) fails with
+// "no person found"; never so when a face was detected.
+func TestNoPersonWording(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	_, err := findSubject(context.Background(), p, fitPixels(pipelinetest.Image(t, "garments/flatlay_tee_red.png"), maxWorkPixels))
+	if err == nil || !strings.Contains(err.Error(), "no person found") {
+		t.Errorf("flat-lay: err = %v, want no person found", err)
+	}
+}
