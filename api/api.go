@@ -6,7 +6,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -339,20 +338,6 @@ type runRequest struct {
 	inputs  json.RawMessage // when obj is nil: inputs as given (absent, null, not an object)
 	obj     *object
 	webhook string
-}
-
-// parseRunBody reads {model_name, inputs, webhook_url?} from a whole body;
-// webhook_url may also come as a query parameter (the fashn SDK sends it
-// so).
-func parseRunBody(body []byte, q map[string][]string) (runRequest, *ValidationError) {
-	pb, ve, err := readRunBody(bytes.NewBuffer(body), fetch.DefaultMaxBytes)
-	if err != nil {
-		return runRequest{}, verr("", CodeInvalidJSON, "the request body could not be read: %v", err)
-	}
-	if ve != nil {
-		return runRequest{}, ve
-	}
-	return runFromBody(pb, q)
 }
 
 // runFromBody checks the top-level members of a decoded body.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/fetch"
 	"fashiond/jobs"
 )
 
@@ -75,4 +76,31 @@ func FuzzValidate(f *testing.F) {
 func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// FuzzRunBody posts arbitrary bodies to POST /v1/run: every answer is JSON
+// and a 2xx or 4xx (never a 5xx or a panic), and an accepted body is one
+// JSON object without duplicate member names or invalid UTF-8.
+func FuzzRunBody(f *testing.F) {
+	f.Add([]byte(runBody("tryon", minimalInputs["tryon"])))
+	f.Add([]byte(`{"model_name":"nope","model_name":"model-create","inputs":{"type":"generate","name":"a","prompt":"b"}}`))
+	f.Add([]byte("{\"model_name\":\"prompt-tryon\",\"inputs\":{\"personImage\":\"" + img + "\",\"prompt\":\"\xff\"}}"))
+	f.Add([]byte(`{"model_name":"tryon","inputs":{"personImage":"data:image/svg+xml;base64,PHN2Zy8+","garmentImage":"x"}}`))
+	f.Add([]byte(`{"a":"` + strings.Repeat("x", 3000) + `"}`))
+	f.Add([]byte(`{"a":"\"\\` + strings.Repeat("\\\\", 900) + `"}`))
+	h := New(Options{Backend: newFake(), FetchPolicy: fetch.Policy{MaxBytes: 1024}})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		w := postRecorded(h, body)
+		if w.Code >= 500 {
+			t.Fatalf("%d for %q: %s", w.Code, body, w.Body)
+		}
+		if !json.Valid(w.Body.Bytes()) {
+			t.Fatalf("answer is not JSON: %q", w.Body)
+		}
+		if w.Code < 300 {
+			if err := strictJSON("", body); err != nil {
+				t.Fatalf("accepted %q although %v", body, err)
+			}
+		}
+	})
 }

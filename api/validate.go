@@ -845,8 +845,8 @@ func (v *validator) image(o object, key string, required bool, kind imageKind) (
 		case !fetch.IsRasterType(mt):
 			return "", verr(path, CodeInvalidImage, "%s: the data URI media type %s is not a raster image; send JPEG, PNG or WEBP", path, clip(mt, 40))
 		}
-		if len(s) >= spliceMin {
-			return v.placeholder(bytes.TrimSpace(o.m[key])), nil
+		if raw := bytes.TrimSpace(o.m[key]); len(s) >= spliceMin && bytes.IndexByte(raw, '\\') < 0 {
+			return v.placeholder(raw), nil
 		}
 		return s, nil
 	}

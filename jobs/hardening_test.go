@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"image/png"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 
 	"fashiond/fetch"
 	"fashiond/pipelines"
+	"fashiond/storage"
 )
 
 // echo loads inputs.image and returns it (so a test sees what the worker
@@ -101,16 +103,19 @@ func TestInputsLeaveRedis(t *testing.T) {
 				t.Fatalf("worker loaded %v", got)
 			}
 			e.waitTerminal(j.ID)
-			if _, err := os.Stat(e.inputsDir(j.ID)); !os.IsNotExist(err) {
-				t.Errorf("%s: inputs folder still there after the job ended (%v)", p.name, err)
-			}
+			// The worker drops the inputs right after the terminal transition.
+			eventually(t, p.name+": inputs folder removed", func() bool {
+				_, err := os.Stat(e.inputsDir(j.ID))
+				return os.IsNotExist(err)
+			})
 			if v, _ := e.svc.rdb.HGet(ctx, keyJob(j.ID), fInputs).Result(); v != "" {
 				t.Errorf("%s: inputs still in the job record after the end", p.name)
 			}
 		}
-		if n, _ := e.svc.rdb.Get(ctx, keyInputBytes(e.owner)).Int64(); n != 0 {
-			t.Errorf("input quota still holds %d bytes", n)
-		}
+		eventually(t, "input quota released", func() bool {
+			n, _ := e.svc.rdb.Get(ctx, keyInputBytes(e.owner)).Int64()
+			return n == 0
+		})
 		if code, _, _ := fetchURL(t, e.cdn.URL+"/cdn/private/inputs/x/y.png"); code != http.StatusNotFound {
 			t.Errorf("CDN served a private key: %d", code)
 		}
@@ -402,4 +407,80 @@ func TestStudioOpaquePath(t *testing.T) {
 			t.Fatalf("legacy model: %v", err)
 		}
 	})
+}
+
+// FuzzSpoolInputs: for any JSON object, spoolInputs returns valid JSON in
+// which every data URI string became a blob reference of the job and
+// nothing else changed.
+func FuzzSpoolInputs(f *testing.F) {
+	f.Add(`{"image":"data:image/png;base64,iVBORw0KGgo=","n":1}`)
+	f.Add(`{"poses":[{"type":"template","cdnUrl":"data:image/jpeg;base64,/9j/"},{"text":"data: not an image"}],"data:":"x"}`)
+	f.Add(`{"a":"DATA:image/png;base64,AAAA","b":"data:image/png;base64,AA\u0041A"}`)
+	st, err := storage.NewLocal(f.TempDir(), "http://cdn.test")
+	if err != nil {
+		f.Fatal(err)
+	}
+	s := &Service{store: st}
+	f.Fuzz(func(t *testing.T, in string) {
+		if !json.Valid([]byte(in)) || !strings.HasPrefix(strings.TrimSpace(in), "{") {
+			return
+		}
+		out, _, err := s.spoolInputs(context.Background(), "00000000-0000-4000-8000-000000000000", json.RawMessage(in))
+		if err != nil {
+			return // an invalid data URI payload: the API refuses those before
+		}
+		if !json.Valid(out) {
+			t.Fatalf("spool of %q gave invalid JSON %q", in, out)
+		}
+		var a, b any
+		json.Unmarshal([]byte(in), &a)
+		json.Unmarshal(out, &b)
+		if !sameExceptRefs(a, b) {
+			t.Fatalf("spool of %q changed more than data URIs: %q", in, out)
+		}
+	})
+}
+
+// sameExceptRefs compares decoded JSON, allowing a raw data URI string in
+// a to be a blob reference in b.
+func sameExceptRefs(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if !sameExceptRefs(v, y[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameExceptRefs(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		y, ok := b.(string)
+		return ok && (x == y || fetch.IsDataURI(x) && strings.HasPrefix(y, blobRefPrefix+"private/inputs/"))
+	}
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
+
+// eventually fails the test when cond does not hold within 5 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Errorf("not within 5 s: %s", what)
+			return
+		}
+	}
 }

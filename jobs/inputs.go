@@ -83,10 +83,16 @@ func (s *Service) spoolInputs(ctx context.Context, jobID string, inputs json.Raw
 		}
 		end := int(dec.InputOffset())
 		start := end - len(v)
-		if len(v) < 7 || !fetch.IsDataURI(string(v[1:6])) || bytes.IndexByte(v, '\\') >= 0 {
+		str := v[1 : len(v)-1]
+		if bytes.IndexByte(v, '\\') >= 0 {
+			if str, err = jsontext.AppendUnquote(nil, v); err != nil {
+				return nil, 0, fmt.Errorf("jobs: inputs: %w", err)
+			}
+		}
+		if len(str) < 5 || !fetch.IsDataURI(string(str[:5])) {
 			continue
 		}
-		key, n, err := s.storeDataURI(ctx, jobID, string(v[1:len(v)-1]))
+		key, n, err := s.storeDataURI(ctx, jobID, string(str))
 		if err != nil {
 			return nil, 0, err
 		}
