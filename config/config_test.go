@@ -62,7 +62,9 @@ func TestConfig(t *testing.T) {
 				c.RedisMaxMemory == "1gb" && c.MaxCrashes == 3 && c.MaxJobAge == time.Hour
 		}, ""},
 		{"limits from env", map[string]string{"FASHIOND_MAX_CONNS": "64", "FASHIOND_REDIS_MAXMEMORY": "512mb", "FASHIOND_MAX_JOB_AGE": "2h"}, nil,
-			func(c Config) bool { return c.MaxConns == 64 && c.RedisMaxMemory == "512mb" && c.MaxJobAge == 2*time.Hour }, ""},
+			func(c Config) bool {
+				return c.MaxConns == 64 && c.RedisMaxMemory == "512mb" && c.MaxJobAge == 2*time.Hour
+			}, ""},
 		{"slow body rate", map[string]string{"FASHIOND_MIN_BODY_RATE": "10"}, nil, nil, "FASHIOND_MIN_BODY_RATE"},
 		{"too few conns", map[string]string{"FASHIOND_MAX_CONNS": "3"}, nil, nil, "FASHIOND_MAX_CONNS"},
 		{"bad maxmemory", map[string]string{"FASHIOND_REDIS_MAXMEMORY": "lots"}, nil, nil, "FASHIOND_REDIS_MAXMEMORY"},
