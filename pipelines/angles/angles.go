@@ -21,6 +21,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/scene"
+	"fashiond/pipelines/selfcheck"
 )
 
 // Pipeline implements pipelines.Pipeline for "angle-generation".
@@ -131,6 +132,10 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 		if err != nil {
 			return nil, err
 		}
+		checks := []pipelines.Check{selfcheck.Hole(r.s.Image, v.Image)}
+		if err := pipelines.CheckError("angle-generation: angle "+id, checks); err != nil {
+			return nil, err
+		}
 		progress("upscale", base+0.5*0.8/float64(n), fmt.Sprintf("%s (%d/%d) to %s", id, i+1, n, quality))
 		out, err := p.p.ToTier(ctx, v.Image, quality, ratio)
 		if err != nil {
@@ -138,6 +143,7 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 		}
 		res.Outputs = append(res.Outputs, pipelines.Output{
 			Image: out, Path: "reference", Method: v.Method, Notes: v.Notes, DataURI: in.ReturnBase64,
+			Checks: checks,
 		})
 	}
 	progress("done", 1, "")

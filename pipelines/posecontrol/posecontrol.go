@@ -24,6 +24,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/scene"
+	"fashiond/pipelines/selfcheck"
 )
 
 // Method is Output.Method of every pose-control result.
@@ -187,6 +188,10 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			}
 			return nil, pipelines.Failf("poses[%d]: %v", i, err)
 		}
+		checks := []pipelines.Check{selfcheck.Hole(sc.Image, r.Image)}
+		if err := pipelines.CheckError(fmt.Sprintf("pose-control: poses[%d]", i), checks); err != nil {
+			return nil, err
+		}
 		out, err := pl.p.ToTier(ctx, r.Image, in.Quality, ratio)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -194,7 +199,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			}
 			return nil, pipelines.Failf("poses[%d]: %v", i, err)
 		}
-		res.Outputs = append(res.Outputs, pipelines.Output{Image: out, Path: "reference", Method: Method, Notes: notes})
+		res.Outputs = append(res.Outputs, pipelines.Output{Image: out, Path: "reference", Method: Method, Notes: notes, Checks: checks})
 	}
 	progress("done", 1, "")
 	return res, nil
