@@ -148,7 +148,10 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			}
 			return nil, pipelines.Failf("prompt-tryon: %v", err)
 		}
-		out, checks := subj.confine(ctx, dressed)
+		out, checks, err := subj.confine(ctx, dressed)
+		if err != nil {
+			return nil, err
+		}
 		if err := pipelines.CheckError(Name, checks); err != nil {
 			return nil, err
 		}

@@ -62,16 +62,17 @@ func (s *subject) regionsErr(ctx context.Context, err error) error {
 
 // confine places the dressed crop back, keeps everything outside the
 // subject's region and band pixel-identical, and measures the result.
-func (s *subject) confine(ctx context.Context, dressed *image.RGBA) (*image.RGBA, []pipelines.Check) {
+func (s *subject) confine(ctx context.Context, dressed *image.RGBA) (*image.RGBA, []pipelines.Check, error) {
 	out := body.ConfineCrop(s.img, dressed, s.crop, s.alpha)
 	checks := []pipelines.Check{selfcheck.ChangedOutside(s.img, out, s.alpha)}
 	if f := s.a.SubjectPerson().Face; f != nil {
-		checks = append(checks, selfcheck.FaceChange(s.img, out, *f))
-		if found, err := selfcheck.FaceFound(ctx, s.p, out, *f); err == nil {
-			checks = append(checks, found)
+		found, err := selfcheck.FaceFound(ctx, s.p, out, *f)
+		if err != nil {
+			return nil, nil, pipelines.Transientf("prompt-tryon: %v", err)
 		}
+		checks = append(checks, selfcheck.FaceChange(s.img, out, *f), found)
 	}
-	return out, checks
+	return out, checks, nil
 }
 
 // fullMask places a crop-sized mask at the crop in an image-sized mask,

@@ -70,7 +70,10 @@ func TestGroupPhotoConfined(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, checks := s.confine(ctx, dressed)
+			out, checks, err := s.confine(ctx, dressed)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if dir := os.Getenv("FASHIOND_TEST_OUT"); dir != "" {
 				f, _ := os.Create(filepath.Join(dir, "prompttryon_"+name+".png"))
 				_ = png.Encode(f, out)
@@ -101,7 +104,7 @@ func TestGroupPhotoConfined(t *testing.T) {
 					t.Errorf("check %+v failed", c)
 				}
 			}
-			if len(checks) != 3 || checks[0].Name != selfcheck.NameChangedOutside {
+			if len(checks) != 3 || checks[0].Name != selfcheck.NameChangedOutside || checks[1].Name != selfcheck.NameFaceChange || checks[2].Name != selfcheck.NameFaceFound {
 				t.Errorf("checks %+v, want the three subject checks", checks)
 			}
 			t.Logf("checks %+v", checks)
