@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"image"
 	"io"
@@ -19,9 +20,12 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 
+	"github.com/redis/go-redis/v9"
+
 	"fashiond/jobs"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/redisserver"
 )
 
 // The end-to-end test runs the real binary as a user would: `fashiond serve`
@@ -279,6 +283,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "e2e") {
 		t.Fatalf("keys list: %v\n%s", err, out)
 	}
+	hardeningChecks(t, s, data, string(out))
 
 	// Restart: keys, credits and finished jobs survive (AOF).
 	s.stop()
@@ -420,3 +425,59 @@ func sdkCheck(t *testing.T, base string) {
 
 // fashnSDKVersion is the SDK release checked here and in api/sdk_test.go.
 const fashnSDKVersion = "0.11.1"
+
+// hardeningChecks runs against the live `fashiond serve` what issue 11
+// changed at the edges: strict JSON, per-key webhook secrets from the
+// operator command, and the private Redis' memory policy.
+func hardeningChecks(t *testing.T, s *server, data, keyList string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", s.base+"/v1/run", strings.NewReader(`{"model_name":"nope","model_name":"model-create","inputs":{}}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct{ Code, Field string }
+	json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || e.Code != "duplicate_key" || e.Field != "model_name" {
+		t.Fatalf("duplicate model_name: HTTP %d %+v", resp.StatusCode, e)
+	}
+	var ids []string
+	for _, line := range strings.Split(keyList, "\n")[1:] {
+		if f := strings.Fields(line); len(f) > 0 {
+			ids = append(ids, f[0])
+		}
+	}
+	secrets := map[string]bool{}
+	for _, id := range ids {
+		c := exec.Command(s.bin, "keys", "webhook-secret", "-key", id)
+		c.Env = s.env
+		out, err := c.Output()
+		sec := strings.TrimSpace(string(out))
+		if err != nil || !strings.HasPrefix(sec, "whsec_") {
+			t.Fatalf("keys webhook-secret -key %s: %v %q", id, err, out)
+		}
+		secrets[sec] = true
+	}
+	if len(ids) < 2 || len(secrets) != len(ids) {
+		t.Fatalf("%d keys got %d distinct webhook secrets", len(ids), len(secrets))
+	}
+	c := exec.Command(s.bin, "keys", "webhook-secret")
+	c.Env = s.env
+	if err := c.Run(); err == nil {
+		t.Fatal("keys webhook-secret without -key or -operator succeeded")
+	}
+	u, ok := redisserver.Running(filepath.Join(data, "redis"))
+	if !ok {
+		t.Fatal("the private redis-server is not running")
+	}
+	opt, _ := redis.ParseURL(u)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	cfg, err := rdb.ConfigGet(context.Background(), "maxmemory*").Result()
+	if err != nil || cfg["maxmemory-policy"] != "noeviction" || cfg["maxmemory"] != "1073741824" {
+		t.Fatalf("private redis memory config %v %v, want noeviction at 1 GiB", cfg, err)
+	}
+}
