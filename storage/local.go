@@ -152,24 +152,24 @@ func (l *Local) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			jsonError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not supported; use GET or HEAD")
 			return
 		}
 		key := strings.TrimPrefix(r.URL.Path, "/")
 		if strings.HasPrefix(key, PrivatePrefix) {
-			http.NotFound(w, r)
+			jsonError(w, http.StatusNotFound, "not_found", "no such file")
 			return
 		}
 		rc, ct, err := l.Open(r.Context(), key)
 		if err != nil {
-			http.NotFound(w, r)
+			jsonError(w, http.StatusNotFound, "not_found", "no such file")
 			return
 		}
 		defer rc.Close()
 		f := rc.(*os.File)
 		st, err := f.Stat()
 		if err != nil {
-			http.NotFound(w, r)
+			jsonError(w, http.StatusNotFound, "not_found", "no such file")
 			return
 		}
 		h := w.Header()
@@ -191,4 +191,14 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// jsonError answers with the API's error body (the CDN's errors are JSON
+// like every other answer of the service).
+func jsonError(w http.ResponseWriter, status int, code, msg string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "{\"error\":%q,\"code\":%q,\"message\":%q}\n", msg, code, msg)
 }

@@ -124,6 +124,10 @@ func TestHandler(t *testing.T) {
 	if err := l.Put(ctx, "j/1.mp4", "video/mp4", strings.NewReader("mp4data")); err != nil {
 		t.Fatal(err)
 	}
+	// A job input: stored, never served.
+	if err := l.Put(ctx, "private/inputs/j/0.png", "image/png", strings.NewReader("secret input")); err != nil {
+		t.Fatal(err)
+	}
 	// A file outside the root that traversal would reach.
 	if err := os.WriteFile(filepath.Join(filepath.Dir(l.Dir()), "secret.png"), []byte("secret"), 0o600); err != nil {
 		t.Fatal(err)
@@ -146,6 +150,7 @@ func TestHandler(t *testing.T) {
 		{"GET", "/cdn/%2e%2e/secret.png", 404, "", ""},
 		{"GET", "/cdn/j/..%2f..%2fsecret.png", 404, "", ""},
 		{"POST", "/cdn/j/0.jpg", 405, "", ""},
+		{"GET", "/cdn/private/inputs/j/0.png", 404, "", ""},
 	}
 	for _, tc := range tests {
 		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
@@ -163,6 +168,9 @@ func TestHandler(t *testing.T) {
 		if tc.code != 200 {
 			if strings.Contains(string(b), "secret") {
 				t.Errorf("%s %s leaked the file outside the root", tc.method, tc.path)
+			}
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") || !strings.Contains(string(b), `"code":"`) {
+				t.Errorf("%s %s: error answer %q (%s), want the JSON error body", tc.method, tc.path, b, ct)
 			}
 			continue
 		}
