@@ -35,6 +35,7 @@ type Config struct {
 	MinBodyRate       int64         // FASHIOND_MIN_BODY_RATE: bytes/s a body must arrive at (its deadline is 10 s + size/rate)
 	IdleTimeout       time.Duration // FASHIOND_IDLE_TIMEOUT: keep-alive connections idle this long are closed
 	MaxConns          int           // FASHIOND_MAX_CONNS: open HTTP connections (0: half the open-file limit, at most 4096)
+	MaxConnsPerIP     int           // FASHIOND_MAX_CONNS_PER_IP: open connections of one client address (0: MaxConns/4; -1: no cap, behind a reverse proxy)
 	MaxLargeBodies    int           // FASHIOND_MAX_LARGE_BODIES: bodies of 1 MiB or more received at once
 	InputQuota        int64         // FASHIOND_INPUT_QUOTA_BYTES: input image bytes one key's unfinished jobs may hold
 	RedisMaxMemory    string        // FASHIOND_REDIS_MAXMEMORY: maxmemory of the private redis-server (noeviction)
@@ -103,6 +104,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MinBodyRate, "min-body-rate", int64(envInt("FASHIOND_MIN_BODY_RATE", int(d.MinBodyRate))), "bytes per second a request body must arrive at (FASHIOND_MIN_BODY_RATE)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", envDur("FASHIOND_IDLE_TIMEOUT", d.IdleTimeout), "idle keep-alive connections are closed after (FASHIOND_IDLE_TIMEOUT)")
 	fs.IntVar(&c.MaxConns, "max-conns", envInt("FASHIOND_MAX_CONNS", 0), "open HTTP connections, 0 = half the open-file limit (FASHIOND_MAX_CONNS)")
+	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", envInt("FASHIOND_MAX_CONNS_PER_IP", 0), "open connections of one client address, 0 = a quarter of max-conns, -1 = no cap (FASHIOND_MAX_CONNS_PER_IP)")
 	fs.IntVar(&c.MaxLargeBodies, "max-large-bodies", envInt("FASHIOND_MAX_LARGE_BODIES", d.MaxLargeBodies), "request bodies of 1 MiB or more received at once (FASHIOND_MAX_LARGE_BODIES)")
 	fs.Int64Var(&c.InputQuota, "input-quota-bytes", int64(envInt("FASHIOND_INPUT_QUOTA_BYTES", int(d.InputQuota))), "input image bytes one key's unfinished jobs may hold (FASHIOND_INPUT_QUOTA_BYTES)")
 	fs.StringVar(&c.RedisMaxMemory, "redis-maxmemory", envStr("FASHIOND_REDIS_MAXMEMORY", d.RedisMaxMemory), "maxmemory of the private redis-server, policy noeviction (FASHIOND_REDIS_MAXMEMORY)")
@@ -184,6 +186,8 @@ func (c *Config) finishLimits() error {
 		return fmt.Errorf("config: FASHIOND_MIN_BODY_RATE must be at least %d bytes per second", minBodyRateFloor)
 	case c.MaxConns < 0 || c.MaxConns > 0 && c.MaxConns < minConns:
 		return fmt.Errorf("config: FASHIOND_MAX_CONNS must be 0 (automatic) or at least %d", minConns)
+	case c.MaxConnsPerIP < -1:
+		return fmt.Errorf("config: FASHIOND_MAX_CONNS_PER_IP must be -1 (no cap), 0 (a quarter of FASHIOND_MAX_CONNS) or a count")
 	case c.MaxLargeBodies < 1 || c.MaxCrashes < 1:
 		return fmt.Errorf("config: FASHIOND_MAX_LARGE_BODIES and FASHIOND_MAX_CRASHES must be at least 1")
 	case c.InputQuota < 1<<20:
@@ -193,6 +197,9 @@ func (c *Config) finishLimits() error {
 	}
 	if c.MaxConns == 0 {
 		c.MaxConns = autoMaxConns()
+	}
+	if c.MaxConnsPerIP == 0 {
+		c.MaxConnsPerIP = max(c.MaxConns/4, 1)
 	}
 	return nil
 }

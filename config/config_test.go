@@ -69,6 +69,9 @@ func TestConfig(t *testing.T) {
 		{"too few conns", map[string]string{"FASHIOND_MAX_CONNS": "3"}, nil, nil, "FASHIOND_MAX_CONNS"},
 		{"bad maxmemory", map[string]string{"FASHIOND_REDIS_MAXMEMORY": "lots"}, nil, nil, "FASHIOND_REDIS_MAXMEMORY"},
 		{"tiny quota", map[string]string{"FASHIOND_INPUT_QUOTA_BYTES": "100"}, nil, nil, "FASHIOND_INPUT_QUOTA_BYTES"},
+		{"per-ip default", map[string]string{"FASHIOND_MAX_CONNS": "64"}, nil, func(c Config) bool { return c.MaxConnsPerIP == 16 }, ""},
+		{"per-ip off", map[string]string{"FASHIOND_MAX_CONNS_PER_IP": "-1"}, nil, func(c Config) bool { return c.MaxConnsPerIP == -1 }, ""},
+		{"per-ip invalid", map[string]string{"FASHIOND_MAX_CONNS_PER_IP": "-5"}, nil, nil, "FASHIOND_MAX_CONNS_PER_IP"},
 		{"zero crashes", map[string]string{"FASHIOND_MAX_CRASHES": "0"}, nil, nil, "FASHIOND_MAX_CRASHES"},
 		{"zero idle", map[string]string{"FASHIOND_IDLE_TIMEOUT": "0s"}, nil, nil, "FASHIOND_IDLE_TIMEOUT"},
 	}

@@ -198,6 +198,7 @@ func limits(cfg config.Config) api.Limits {
 		MinBodyRate:       cfg.MinBodyRate,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxConns:          cfg.MaxConns,
+		MaxConnsPerIP:     cfg.MaxConnsPerIP,
 		MaxLargeBodies:    cfg.MaxLargeBodies,
 	}
 }
