@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -481,6 +482,28 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(end) {
 			t.Errorf("not within 5 s: %s", what)
 			return
+		}
+	}
+}
+
+// TestEvictionWarning: an external Redis that may evict keys is reported
+// at start (job records carry a TTL: volatile-* policies would drop them).
+func TestEvictionWarning(t *testing.T) {
+	addr := backends[0].start(t)
+	for policy, warn := range map[string]bool{"volatile-lru": true, "allkeys-lru": true, "noeviction": false} {
+		e := newEnv(t, addr, Options{})
+		if err := e.svc.rdb.ConfigSet(context.Background(), "maxmemory-policy", policy).Err(); err != nil {
+			t.Fatal(err)
+		}
+		var logs bytes.Buffer
+		svc, err := Open(context.Background(), Options{RedisURL: addr, Store: e.store, JanitorInterval: -1,
+			Log: slog.New(slog.NewTextHandler(&logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Close()
+		if got := strings.Contains(logs.String(), "maxmemory-policy="+policy); got != warn {
+			t.Errorf("policy %s: warned %v, want %v (%s)", policy, got, warn, logs.String())
 		}
 	}
 }
