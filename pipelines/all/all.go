@@ -105,7 +105,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.R
 func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *pipelines.Registry, skipped map[string]string) {
 	skipped = map[string]string{}
 	reg = pipelines.NewRegistry(
-		prompttryon.New(p, lib),
+		prompttryon.New(p, lib).WithInpainter(gen.Inpainter),
 		posecontrol.New(p),
 		tryon.New(p),
 		angles.New(p),
@@ -128,8 +128,9 @@ func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *p
 // Generative holds the installed generative models the pipelines use; a
 // nil field keeps the classical path.
 type Generative struct {
-	// Inpainter is the node's inpainting model (image-to-video paints the
-	// background beyond the photo's edges with it).
+	// Inpainter is the node's inpainting model: prompt-tryon repaints the
+	// garment region with it, image-to-video the background beyond the
+	// photo's edges.
 	Inpainter generative.Inpainter
 }
 

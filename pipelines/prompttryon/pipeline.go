@@ -18,10 +18,12 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"slices"
 	"strings"
 
 	"fashiond/models"
 	"fashiond/pipelines"
+	"fashiond/pipelines/generative"
 	"fashiond/pipelines/presets"
 	"fashiond/pipelines/raster"
 	"fashiond/pipelines/style"
@@ -42,6 +44,14 @@ type Inputs = pipelines.PromptTryOnInputs
 type Pipeline struct {
 	p       models.Perception
 	presets *presets.Library
+	inp     generative.Inpainter
+}
+
+// WithInpainter makes the pipeline inpaint the garment region with an
+// installed inpainting model (nil keeps the reference path).
+func (pl *Pipeline) WithInpainter(inp generative.Inpainter) *Pipeline {
+	pl.inp = inp
+	return pl
 }
 
 // New returns the pipeline. presets may be nil; with a library,
@@ -133,28 +143,18 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if in.StyleID != "" {
 		method = append(method, "style="+in.StyleID)
 	}
-	notes = append(notes, "reference path: colour and pattern of the existing garments are changed; the garment's cut and shape are the photo's own (a generative model would be needed to change them)",
-		"badges, prints, cords and objects held against the garment keep their colour when they differ clearly from it; hands resting on a garment keep a small margin of the old colour around them")
+	refNotes := []string{"reference path: colour and pattern of the existing garments are changed; the garment's cut and shape are the photo's own (a generative model would be needed to change them)",
+		"badges, prints, cords and objects held against the garment keep their colour when they differ clearly from it; hands resting on a garment keep a small margin of the old colour around them"}
 	res := &pipelines.Result{}
 	for s := 0; s < in.SampleCount; s++ {
 		frac := func(f float64) float64 { return 0.2 + 0.8*(float64(s)+f)/float64(in.SampleCount) }
 		detail := fmt.Sprintf("sample %d/%d", s+1, in.SampleCount)
 		progress("dress", frac(0), detail)
-		dressed, err := dress(subj.cropImg, r, spec, int64(s))
-		if err != nil {
-			var re *RegionError
-			if errors.As(err, &re) {
-				return nil, &pipelines.Error{Msg: err.Error(), Err: err}
-			}
-			return nil, pipelines.Failf("prompt-tryon: %v", err)
-		}
-		out, checks, err := subj.confine(ctx, dressed)
+		d, err := pl.dressSample(ctx, subj, r, spec, in.Prompt, s)
 		if err != nil {
 			return nil, err
 		}
-		if err := pipelines.CheckError(Name, checks); err != nil {
-			return nil, err
-		}
+		out, checks := d.img, d.checks
 		var img image.Image = out
 		if in.StyleID != "" {
 			progress("style", frac(0.4), detail)
@@ -171,13 +171,20 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			}
 			return nil, pipelines.Transientf("prompt-tryon: upscaling to %s failed: %v", in.Quality, err)
 		}
-		res.Outputs = append(res.Outputs, pipelines.Output{
+		o := pipelines.Output{
 			Image:  final,
 			Path:   "reference",
 			Method: strings.Join(method, "; "),
-			Notes:  append(notes, subj.notes()...),
 			Checks: checks,
-		})
+		}
+		pathNotes := refNotes
+		if d.gen != nil {
+			o.Path = "generative"
+			o.Method = strings.Replace(o.Method, "albedo-replacement-with-shading-transfer", "generative-inpainting("+d.gen.Model+")", 1)
+			pathNotes = []string{d.gen.Note("the garment region (grown to the requested garment's silhouette; face, background and other people kept) was")}
+		}
+		o.Notes = slices.Concat(notes, pathNotes, subj.notes(), d.notes)
+		res.Outputs = append(res.Outputs, o)
 	}
 	progress("done", 1, "")
 	return res, nil

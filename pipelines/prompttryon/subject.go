@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/draw"
+	"math"
 
 	"fashiond/models"
 	"fashiond/pipelines"
@@ -94,4 +95,14 @@ func (s *subject) notes() []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("subject: %s; the other people and the rest of the photo are unchanged (a styleId still restyles the whole frame)", s.a.Rule)}
+}
+
+// faceInCrop is the subject's face box in crop coordinates, or nil.
+func (s *subject) faceInCrop() *image.Rectangle {
+	f := s.a.SubjectPerson().Face
+	if f == nil {
+		return nil
+	}
+	r := image.Rect(int(f.Box[0]), int(f.Box[1]), int(math.Ceil(f.Box[2])), int(math.Ceil(f.Box[3]))).Sub(s.crop.Min)
+	return &r
 }
