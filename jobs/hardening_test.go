@@ -395,6 +395,16 @@ func TestStudioOpaquePath(t *testing.T) {
 		if _, got, err := e.svc.Studio().Get(ctx, e.owner, m.ID); err != nil || got.Bounds() != img.Bounds() {
 			t.Fatalf("get: %v", err)
 		}
+		// A new webhook secret does not move saved models' files.
+		other, err := Open(ctx, Options{RedisURL: addr, Store: e.store, JanitorInterval: -1, Log: testLog(),
+			WebhookSecret: "whsec_" + base64.StdEncoding.EncodeToString([]byte("another secret of 32 bytes......"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		if other.OpaqueOwner(e.owner) != e.svc.OpaqueOwner(e.owner) {
+			t.Fatal("the opaque owner id changed with the webhook secret")
+		}
 		// A model stored before opaque ids: only the legacy file exists.
 		legacy := pipelines.SavedModel{ID: "33333333-3333-4333-8333-333333333333", Name: "old"}
 		rec, _ := json.Marshal(legacy)

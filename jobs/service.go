@@ -109,16 +109,17 @@ type Options struct {
 // Service is the job system over Redis: it implements Backend (for the API)
 // and pipelines.Studio (for the pipelines), and is the base of a Worker.
 type Service struct {
-	rdb       redis.UniversalClient
-	ownsRedis bool
-	client    *asynq.Client
-	insp      *asynq.Inspector
-	store     storage.Store
-	opts      Options
-	secret    []byte // decoded webhook secret
-	secretStr string
-	hook      *http.Client
-	log       *slog.Logger
+	rdb        redis.UniversalClient
+	ownsRedis  bool
+	client     *asynq.Client
+	insp       *asynq.Inspector
+	store      storage.Store
+	opts       Options
+	secret     []byte // decoded webhook secret
+	secretStr  string
+	pathSecret []byte // key of OpaqueOwner
+	hook       *http.Client
+	log        *slog.Logger
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -185,6 +186,10 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	s.client = asynq.NewClientFromRedisClient(s.rdb)
 	s.insp = asynq.NewInspectorFromRedisClient(s.rdb)
 	if err := s.loadSecret(ctx, o.WebhookSecret); err != nil {
+		s.closeRedis()
+		return nil, err
+	}
+	if err := s.loadPathSecret(ctx); err != nil {
 		s.closeRedis()
 		return nil, err
 	}
@@ -298,6 +303,28 @@ func (s *Service) loadSecret(ctx context.Context, given string) error {
 	return nil
 }
 
+// loadPathSecret loads (creating it once) the secret behind opaque owner
+// ids in public paths. It is its own secret, so that changing the webhook
+// secret never moves saved models' files.
+func (s *Service) loadPathSecret(ctx context.Context) error {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return err
+	}
+	if err := s.rdb.SetNX(ctx, keyPathSecret, base64.StdEncoding.EncodeToString(b), 0).Err(); err != nil {
+		return fmt.Errorf("jobs: path secret: %w", err)
+	}
+	v, err := s.rdb.Get(ctx, keyPathSecret).Result()
+	if err != nil {
+		return fmt.Errorf("jobs: path secret: %w", err)
+	}
+	s.pathSecret, err = base64.StdEncoding.DecodeString(v)
+	if err != nil || len(s.pathSecret) < 16 {
+		return errors.New("jobs: the path secret in Redis is malformed")
+	}
+	return nil
+}
+
 // timeout is a model's run time limit.
 func (s *Service) timeout(model string) time.Duration {
 	if d, ok := s.opts.Timeouts[model]; ok && d > 0 {
@@ -316,12 +343,13 @@ func (s *Service) maxAge(model string) time.Duration {
 
 // Redis keys. Everything the jobs package keeps is under "fashiond:".
 const (
-	keySecret  = "fashiond:webhook_secret"
-	keyKeys    = "fashiond:keys"    // hash: key hash -> keyRecord JSON
-	keyExpiry  = "fashiond:expiry"  // zset: job id -> expiry unix ms
-	keyActive  = "fashiond:active"  // zset: non-terminal job id -> created unix ms
-	keyWorkers = "fashiond:workers" // zset: worker id -> last beat unix ms
-	keyModels  = "fashiond:models"  // set: every model a worker ever advertised
+	keySecret     = "fashiond:webhook_secret"
+	keyPathSecret = "fashiond:path_secret" // behind opaque owner ids in URLs
+	keyKeys       = "fashiond:keys"        // hash: key hash -> keyRecord JSON
+	keyExpiry     = "fashiond:expiry"      // zset: job id -> expiry unix ms
+	keyActive     = "fashiond:active"      // zset: non-terminal job id -> created unix ms
+	keyWorkers    = "fashiond:workers"     // zset: worker id -> last beat unix ms
+	keyModels     = "fashiond:models"      // set: every model a worker ever advertised
 )
 
 func keyJob(id string) string         { return "fashiond:job:" + id }

@@ -32,8 +32,8 @@ func (s *Service) Studio() Studio { return Studio{s} }
 
 // studioKey is the blob key of a saved model's image:
 // studio/<opaque owner id>/<id>.png. The opaque id is an HMAC of the owner
-// id under the service's secret, so the public URL carries nothing derived
-// from the API key alone (no offline guessing of weak keys).
+// id under the service's path secret, so the public URL carries nothing
+// derived from the API key alone (no offline guessing of weak keys).
 func (s *Service) studioKey(owner, id string) string {
 	return "studio/" + s.OpaqueOwner(owner) + "/" + id + ".png"
 }
@@ -47,10 +47,10 @@ func legacyStudioKey(owner, id string) string {
 // opaqueOwnerLen is the number of hex digits of an opaque owner id.
 const opaqueOwnerLen = 24
 
-// OpaqueOwner is the owner's id in public paths and logs: HMAC-SHA256 of
-// the owner id under the service's secret, in hex, shortened.
+// OpaqueOwner is the owner's id in public paths: HMAC-SHA256 of the owner
+// id under the service's path secret (kept in Redis), in hex, shortened.
 func (s *Service) OpaqueOwner(owner string) string {
-	m := hmac.New(sha256.New, s.secret)
+	m := hmac.New(sha256.New, s.pathSecret)
 	m.Write([]byte("fashiond-owner-path\x00" + owner))
 	return hex.EncodeToString(m.Sum(nil))[:opaqueOwnerLen]
 }
