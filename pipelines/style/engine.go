@@ -17,7 +17,10 @@ import (
 //	chromatic aberration
 //	unsharp mask
 //	grain, sensor noise, vignette, quantisation
-func (l *look) apply(src *image.RGBA, o Options) *image.RGBA {
+//
+// It also returns the backdrop matte (1 = person kept, 0 = backdrop), nil
+// when no backdrop was painted.
+func (l *look) apply(src *image.RGBA, o Options) (*image.RGBA, []float32) {
 	initLUTs()
 	w, h := src.Rect.Dx(), src.Rect.Dy()
 	diag := math.Hypot(float64(w), float64(h))
@@ -53,8 +56,11 @@ func (l *look) apply(src *image.RGBA, o Options) *image.RGBA {
 		}
 	})
 
-	if l.backdrop != nil && mask != nil {
-		l.backdrop.paint(R, G, B, refineMatte(R, G, B, mask, diag), diag)
+	var matte []float32
+	if l.backdrop != nil && mask != nil && !o.NoBackdrop {
+		m := refineMatte(R, G, B, mask, diag)
+		l.backdrop.paint(R, G, B, m, diag)
+		matte = m.P
 	}
 	if l.hdr > 0 || l.clarity > 0 {
 		l.localTone(R, G, B, diag)
@@ -69,7 +75,7 @@ func (l *look) apply(src *image.RGBA, o Options) *image.RGBA {
 	if l.sharpen > 0 {
 		sharpen(R, G, B, l.sharpen, l.sharpenSigma)
 	}
-	return l.finish(R, G, B, o.Seed)
+	return l.finish(R, G, B, o.Seed), matte
 }
 
 // gains returns the linear-light per-channel gains from grey-world white

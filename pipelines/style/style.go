@@ -7,6 +7,12 @@
 // Everything is classical image processing on float32 planes; a style is a
 // table of parameters (see looks). Apply is deterministic for a given image,
 // style, seed and mask.
+//
+// Pipelines style a photo of people through AnalyzeScene and ApplyScene:
+// the backdrop rule (scene.go) decides whether a studio backdrop may
+// replace the background (one standing person whose cut-out holds), and
+// the styled output carries its self-checks (person_painted_over,
+// face_similarity).
 package style
 
 import (
@@ -30,6 +36,9 @@ type Options struct {
 	// the studio and minimalist backdrops, and the flash falloff and shadow.
 	// Any size; it is resampled to the image.
 	PersonMask *image.Gray
+	// NoBackdrop keeps the background of a backdrop look (the backdrop
+	// rule of AnalyzeScene refused it); the mask still drives the flash.
+	NoBackdrop bool
 }
 
 // Valid reports whether id is one of IDs.
@@ -48,6 +57,16 @@ func Describe(id string) string {
 
 // Apply returns img in the given style as a new image with origin (0,0).
 func Apply(img image.Image, id string, o Options) (*image.RGBA, error) {
+	l, err := lookFor(id, img)
+	if err != nil {
+		return nil, err
+	}
+	out, _ := l.apply(toRGBA(img), o)
+	return out, nil
+}
+
+// lookFor returns the look of id after checking id and img.
+func lookFor(id string, img image.Image) (*look, error) {
 	l, ok := looks[id]
 	if !ok {
 		return nil, fmt.Errorf("style: unknown styleId %q (want one of %s)", id, strings.Join(IDs, ", "))
@@ -59,7 +78,7 @@ func Apply(img image.Image, id string, o Options) (*image.RGBA, error) {
 	if b.Dx() == 0 || b.Dy() == 0 {
 		return nil, fmt.Errorf("style: empty image")
 	}
-	return l.apply(toRGBA(img), o), nil
+	return l, nil
 }
 
 // backdrop describes a seamless paper backdrop that replaces the
