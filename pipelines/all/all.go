@@ -107,7 +107,7 @@ func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *p
 	reg = pipelines.NewRegistry(
 		prompttryon.New(p, lib).WithInpainter(gen.Inpainter),
 		posecontrol.New(p),
-		tryon.New(p),
+		tryon.New(p).WithInpainter(gen.Inpainter),
 		angles.New(p),
 	)
 	if err := ffmpeg.Check(); err != nil {
@@ -129,8 +129,8 @@ func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *p
 // nil field keeps the classical path.
 type Generative struct {
 	// Inpainter is the node's inpainting model: prompt-tryon repaints the
-	// garment region with it, image-to-video the background beyond the
-	// photo's edges.
+	// garment region with it, tryon refines its warped garment, and
+	// image-to-video paints the background beyond the photo's edges.
 	Inpainter generative.Inpainter
 }
 

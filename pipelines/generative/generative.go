@@ -17,6 +17,7 @@ import (
 
 	"fashiond/diffusion"
 	"fashiond/diffusion/scheduler"
+	"fashiond/pipelines/mask"
 )
 
 // Defaults of a generative stage.
@@ -143,40 +144,13 @@ func Composite(src, gen image.Image, mask *image.Gray) *image.NRGBA {
 	return out
 }
 
-// insideDistance is the city-block distance from each masked pixel to the
-// nearest unmasked one (0 outside the mask; the border counts as masked).
+// insideDistance is the Euclidean distance from each masked pixel to the
+// nearest unmasked one (0 outside the mask).
 func insideDistance(m *image.Gray) []float64 {
-	w, h := m.Rect.Dx(), m.Rect.Dy()
-	d := make([]float64, w*h)
-	inf := float64(w + h)
-	for y := range h {
-		for x := range w {
-			if m.Pix[m.PixOffset(m.Rect.Min.X+x, m.Rect.Min.Y+y)] >= 128 {
-				d[y*w+x] = inf
-			}
-		}
-	}
-	for y := range h {
-		for x := range w {
-			i := y*w + x
-			if x > 0 {
-				d[i] = math.Min(d[i], d[i-1]+1)
-			}
-			if y > 0 {
-				d[i] = math.Min(d[i], d[i-w]+1)
-			}
-		}
-	}
-	for y := h - 1; y >= 0; y-- {
-		for x := w - 1; x >= 0; x-- {
-			i := y*w + x
-			if x < w-1 {
-				d[i] = math.Min(d[i], d[i+1]+1)
-			}
-			if y < h-1 {
-				d[i] = math.Min(d[i], d[i+w]+1)
-			}
-		}
+	g := mask.Binary(m, 128)
+	d := mask.SqDist(g.Rect.Dx(), g.Rect.Dy(), func(i int) bool { return g.Pix[i] < 128 })
+	for i, v := range d {
+		d[i] = math.Sqrt(v)
 	}
 	return d
 }

@@ -11,6 +11,7 @@ import (
 
 	"fashiond/pipelines"
 	"fashiond/pipelines/generative"
+	"fashiond/pipelines/mask"
 )
 
 // The generative stage: with an installed inpainting model, the subject's
@@ -66,9 +67,9 @@ func garmentMask(r *regions, spec Spec, face *image.Rectangle) *image.Gray {
 		}
 		addShape(m, r, g.Noun)
 	}
-	grow := int(math.Round(growFrac * math.Hypot(float64(w), float64(h))))
-	m = dilate(m, grow)
-	person := dilate(threshold(r.person.P, w, h), grow)
+	grow := growFrac * math.Hypot(float64(w), float64(h))
+	m = mask.Dilate(m, grow)
+	person := mask.Dilate(mask.Binary(mask.FromFloat(r.person.P, w, h), 128), grow)
 	for i := range m.Pix {
 		m.Pix[i] &= person.Pix[i]
 	}
@@ -111,50 +112,6 @@ func addShape(m *image.Gray, r *regions, noun string) {
 
 func rowHasPerson(r *regions, y int) bool {
 	return slices.ContainsFunc(r.person.P[y*r.w:(y+1)*r.w], func(v float32) bool { return v >= 0.5 })
-}
-
-func threshold(p []float32, w, h int) *image.Gray {
-	g := image.NewGray(image.Rect(0, 0, w, h))
-	for i, v := range p {
-		if v >= 0.5 {
-			g.Pix[i] = 255
-		}
-	}
-	return g
-}
-
-// dilate grows white regions by r pixels (a square structuring element,
-// separable: rows then columns).
-func dilate(g *image.Gray, r int) *image.Gray {
-	if r <= 0 {
-		return g
-	}
-	w, h := g.Rect.Dx(), g.Rect.Dy()
-	tmp := image.NewGray(g.Rect)
-	out := image.NewGray(g.Rect)
-	for y := range h {
-		run := -1 << 30
-		for x := -r; x < w+r; x++ {
-			if x+r < w && g.Pix[y*w+x+r] != 0 {
-				run = x + r
-			}
-			if x >= 0 && x < w && run >= x-r {
-				tmp.Pix[y*w+x] = 255
-			}
-		}
-	}
-	for x := range w {
-		run := -1 << 30
-		for y := -r; y < h+r; y++ {
-			if y+r < h && tmp.Pix[(y+r)*w+x] != 0 {
-				run = y + r
-			}
-			if y >= 0 && y < h && run >= y-r {
-				out.Pix[y*w+x] = 255
-			}
-		}
-	}
-	return out
 }
 
 // generativeDress inpaints the garment region of the crop.

@@ -19,6 +19,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/garment"
+	"fashiond/pipelines/generative"
 )
 
 // Inputs are the tryon job inputs (spec defaults applied by the API).
@@ -26,11 +27,20 @@ type Inputs = pipelines.TryOnInputs
 
 // Pipeline implements pipelines.Pipeline for "tryon".
 type Pipeline struct {
-	p models.Perception
+	p   models.Perception
+	inp generative.Inpainter
 }
 
 // New returns the tryon pipeline over the perception models.
 func New(p models.Perception) *Pipeline { return &Pipeline{p: p} }
+
+// WithInpainter makes the pipeline refine each transfer's garment region
+// with an installed inpainting model at a low strength (nil keeps the
+// reference path).
+func (pl *Pipeline) WithInpainter(inp generative.Inpainter) *Pipeline {
+	pl.inp = inp
+	return pl
+}
 
 // Name implements pipelines.Pipeline.
 func (*Pipeline) Name() string { return "tryon" }
@@ -85,7 +95,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		base := 0.15 + 0.85*float64(i)/float64(n)
 		span := 0.85 / float64(n)
 		detail := fmt.Sprintf("sample %d/%d", i+1, n)
-		o, err := subj.transfer(ctx, pl.p, g, Options{
+		o, err := subj.transfer(ctx, pl.p, pl.inp, g, Options{
 			Accuracy: in.Accuracy, Variation: i, Seed: seedOf(req.JobID),
 			Progress: func(stage string, f float64) { progress(stage, base+span*f, detail) },
 		})

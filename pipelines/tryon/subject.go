@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"slices"
 	"strings"
 
 	"fashiond/models"
 	"fashiond/pipelines"
 	bodypkg "fashiond/pipelines/body"
 	"fashiond/pipelines/garment"
+	"fashiond/pipelines/generative"
 	"fashiond/pipelines/selfcheck"
 )
 
@@ -40,14 +42,43 @@ func findSubject(ctx context.Context, p models.Perception, person image.Image) (
 // transfer puts g on the subject: Transfer on the subject's crop, the
 // result placed back and confined to the subject's region and blend band,
 // then measured (changed outside the subject, face unchanged, face found).
-func (s *subject) transfer(ctx context.Context, p models.Perception, g *garment.Garment, o Options) (pipelines.Output, error) {
+func (s *subject) transfer(ctx context.Context, p models.Perception, inp generative.Inpainter, g *garment.Garment, o Options) (pipelines.Output, error) {
 	out, info, err := Transfer(ctx, p, subImage(s.img, s.crop), g, o)
 	if err != nil {
 		return pipelines.Output{}, s.explain(err)
 	}
+	ref, err := s.measure(ctx, p, out, info)
+	if err != nil || inp == nil {
+		return ref, err
+	}
+	refined, gi, err := refine(ctx, inp, out, info.Layer, g, o.Accuracy, o.Seed+int64(o.Variation))
+	if err != nil {
+		if ctx.Err() != nil {
+			return pipelines.Output{}, ctx.Err()
+		}
+		return pipelines.Output{}, pipelines.Transientf("tryon: generative refinement: %v", err)
+	}
+	gen, err := s.measure(ctx, p, refined, info)
+	if err != nil {
+		return pipelines.Output{}, err
+	}
+	if cerr := pipelines.CheckError("tryon", gen.Checks); cerr != nil {
+		ref.Notes = append(ref.Notes, "the generative refinement was not used: "+cerr.Error()+"; the reference result passed instead")
+		return ref, nil
+	}
+	gen.Path = "generative"
+	gen.Method = info.Method + "+generative-refinement(" + gi.Model + ")"
+	gen.Notes = append(gen.Notes, gi.Note("after the reference warp, the garment region's seams, drape and lighting were"))
+	return gen, nil
+}
+
+// measure places a transferred crop back, confined to the subject's region
+// and blend band, and runs the self-checks (changed outside the subject,
+// face unchanged, face found).
+func (s *subject) measure(ctx context.Context, p models.Perception, out *image.RGBA, info *TransferInfo) (pipelines.Output, error) {
 	final := bodypkg.ConfineCrop(s.img, out, s.crop, s.alpha)
 	checks := []pipelines.Check{selfcheck.ChangedOutside(s.img, final, s.alpha)}
-	notes := info.Notes
+	notes := slices.Clip(info.Notes)
 	if f := s.a.SubjectPerson().Face; f != nil {
 		found, err := selfcheck.FaceFound(ctx, p, final, *f)
 		if err != nil {

@@ -1,0 +1,89 @@
+package tryon
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"math"
+
+	"fashiond/pipelines/garment"
+	"fashiond/pipelines/generative"
+	"fashiond/pipelines/mask"
+)
+
+// The generative refinement of a classical transfer: the warped garment's
+// region is inpainted at a low strength, so seams, drape and lighting are
+// re-rendered while the garment's colour and layout stay the warp's. The
+// strength and steps follow accuracy.
+var refineByAccuracy = map[string]struct {
+	steps    int
+	strength float64
+}{
+	AccuracyStandard: {15, 0.3},
+	AccuracyHigh:     {25, 0.4},
+	AccuracyHyper:    {35, 0.5},
+}
+
+const (
+	refineNegative = "deformed, blurry, text, watermark, extra limbs, cartoon"
+	// refineGrowPx grows the garment layer so its seams are refined too.
+	refineGrowPx = 3
+)
+
+// basicColours name a garment's dominant colour for the prompt.
+var basicColours = []struct {
+	name string
+	c    [3]float64
+}{
+	{"white", [3]float64{240, 240, 240}}, {"black", [3]float64{20, 20, 20}}, {"grey", [3]float64{128, 128, 128}},
+	{"red", [3]float64{200, 30, 30}}, {"orange", [3]float64{240, 140, 30}}, {"yellow", [3]float64{235, 215, 50}},
+	{"green", [3]float64{40, 150, 60}}, {"blue", [3]float64{40, 80, 200}}, {"navy", [3]float64{25, 35, 80}},
+	{"purple", [3]float64{120, 50, 150}}, {"pink", [3]float64{240, 150, 180}}, {"brown", [3]float64{120, 80, 45}},
+	{"beige", [3]float64{215, 195, 160}},
+}
+
+// colourWord is the nearest basic colour name.
+func colourWord(c color.RGBA) string {
+	best, bestD := "", math.Inf(1)
+	for _, b := range basicColours {
+		d := math.Pow(float64(c.R)-b.c[0], 2) + math.Pow(float64(c.G)-b.c[1], 2) + math.Pow(float64(c.B)-b.c[2], 2)
+		if d < bestD {
+			best, bestD = b.name, d
+		}
+	}
+	return best
+}
+
+// refinePrompt describes the garment from its analysis.
+func refinePrompt(g *garment.Garment) string {
+	noun := map[string]string{garment.KindTop: "top", garment.KindBottom: "trousers", garment.KindFull: "dress"}[g.Kind]
+	switch {
+	case g.Kind == garment.KindTop && g.Sleeves:
+		noun = "long-sleeved top"
+	case g.Kind == garment.KindBottom && !g.Trousers:
+		noun = "skirt"
+	}
+	article := "a "
+	if noun == "trousers" {
+		article = ""
+	}
+	return fmt.Sprintf("a fashion photo of a person wearing %s%s %s, realistic fabric, natural folds and seams, matching the photo's lighting", article, colourWord(g.Dominant), noun)
+}
+
+// refine inpaints the transferred garment's region of out (the subject's
+// crop) at the accuracy's strength.
+func refine(ctx context.Context, inp generative.Inpainter, out *image.RGBA, layer *image.Gray, g *garment.Garment, accuracy string, seed int64) (*image.RGBA, generative.Info, error) {
+	r := refineByAccuracy[accuracy]
+	m := mask.Dilate(mask.Binary(layer, 128), refineGrowPx)
+	res, info, err := inp.Inpaint(ctx, out, m, generative.Prompt{
+		Text: refinePrompt(g), Negative: refineNegative, Seed: uint64(seed), Steps: r.steps, Strength: r.strength,
+	})
+	if err != nil {
+		return nil, info, err
+	}
+	rgba := image.NewRGBA(res.Rect)
+	draw.Draw(rgba, rgba.Rect, res, res.Rect.Min, draw.Src)
+	return rgba, info, nil
+}
