@@ -183,19 +183,20 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			return nil, err
 		}
 		progress("style", start+span*0.75, detail)
-		framed, pm := frame(out, info.PersonMask, in.Ratio)
-		styled, err := style.Apply(framed, sid, style.Options{Seed: seed + int64(i), PersonMask: pm})
+		framed, _ := frame(out, info.PersonMask, in.Ratio)
+		styled, err := pl.style(ctx, framed, sid, seed+int64(i))
 		if err != nil {
-			return nil, fmt.Errorf("product-to-model: %w", err)
+			return nil, err
 		}
 		progress("tier", start+span*0.85, detail)
-		final, err := pl.p.ToTier(ctx, styled, in.Quality, in.Ratio)
+		final, err := pl.p.ToTier(ctx, styled.Image, in.Quality, in.Ratio)
 		if err != nil {
 			return nil, fmt.Errorf("product-to-model: %w", err)
 		}
 		notes := append([]string{
 			fmt.Sprintf("model: %s; look: %s (%s)", bs.name, sid, style.Describe(sid)),
 		}, info.Notes...)
+		notes = append(notes, styled.Notes...)
 		if in.ModelImageURL == "" {
 			notes = append(notes, "no generative model is installed: the model is a photo from the preset library chosen by the words of customPrompt, not a newly generated person")
 		}
@@ -204,10 +205,27 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			Path:   "reference",
 			Method: info.Method + "+style-" + sid + "+tier",
 			Notes:  notes,
+			Checks: styled.Checks,
 		})
 	}
 	progress("done", 1, "")
 	return res, nil
+}
+
+// style applies the look under the backdrop rule (style.AnalyzeScene) and
+// fails the job naming a failed self-check of the styled photo.
+func (pl *Pipeline) style(ctx context.Context, img *image.RGBA, sid string, seed int64) (*style.Styled, error) {
+	scene, err := style.AnalyzeScene(ctx, pl.p, img)
+	if err == nil {
+		var st *style.Styled
+		if st, err = style.ApplyScene(ctx, pl.p, img, sid, seed, scene); err == nil {
+			return st, pipelines.CheckError("product-to-model", st.Checks)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, pipelines.Transientf("product-to-model: style: %v", err)
 }
 
 // frame crops img to the ratio around the person (the person mask's box,

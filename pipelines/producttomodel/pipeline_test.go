@@ -17,6 +17,7 @@ import (
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/pipelinetest"
 	"fashiond/pipelines/presets"
+	"fashiond/pipelines/style"
 )
 
 // library installs the built-in presets into a temporary directory with
@@ -85,6 +86,9 @@ func TestPresetModelsFromPrompt(t *testing.T) {
 		}
 		if o.Path != "reference" || !strings.Contains(o.Method, "+style-studio+tier") {
 			t.Errorf("output %d: path %q method %q", i, o.Path, o.Method)
+		}
+		if len(o.Checks) == 0 || o.Checks[0].Name != style.NamePaintedOver || !o.Checks[0].Pass {
+			t.Errorf("output %d: checks %+v, want %s first and passing", i, o.Checks, style.NamePaintedOver)
 		}
 		share := colourShare(o.Image, red, 15)
 		if share < 0.03 {
