@@ -604,13 +604,21 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 		st = "studio"
 		notes = append(notes, "nothing in the request changes the preset photo: a neutral studio look was applied")
 	}
+	var checks []pipelines.Check
 	if st != "" {
-		mask, _ := pl.p.PersonMask(ctx, img)
-		sty, err := style.Apply(img, st, style.Options{Seed: s.seed, PersonMask: mask})
+		scene, err := style.AnalyzeScene(ctx, pl.p, img)
 		if err != nil {
 			return nil, jobErr(ctx, err)
 		}
-		img = sty
+		sty, err := style.ApplyScene(ctx, pl.p, img, st, s.seed, scene)
+		if err != nil {
+			return nil, jobErr(ctx, err)
+		}
+		if err := pipelines.CheckError("model-create", sty.Checks); err != nil {
+			return nil, err
+		}
+		img, checks = sty.Image, sty.Checks
+		notes = append(notes, sty.Notes...)
 		steps = append(steps, "style:"+st)
 	}
 	// Final detections for the record and the framing.
@@ -642,7 +650,7 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 	if _, err := req.Studio.Save(ctx, req.Owner, rec, f.img); err != nil {
 		return nil, jobErr(ctx, fmt.Errorf("saving the model: %w", err))
 	}
-	return &pipelines.Output{Image: f.img, Path: "reference", Method: strings.Join(steps, "+"), Notes: notes}, nil
+	return &pipelines.Output{Image: f.img, Path: "reference", Method: strings.Join(steps, "+"), Notes: notes, Checks: checks}, nil
 }
 
 func flipH(img *image.RGBA) *image.RGBA {

@@ -18,6 +18,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
 	"fashiond/pipelines/presets"
+	"fashiond/pipelines/style"
 )
 
 // memStudio is an in-memory pipelines.Studio.
@@ -349,6 +350,9 @@ func TestGenerate(t *testing.T) {
 					if !strings.Contains(o.Method, m) {
 						t.Fatalf("output %d method %q lacks %q", i, o.Method, m)
 					}
+				}
+				if strings.Contains(o.Method, "style:") && (len(o.Checks) == 0 || o.Checks[0].Name != style.NamePaintedOver) {
+					t.Fatalf("output %d styled without the style's checks: %+v", i, o.Checks)
 				}
 			}
 			if len(res.Outputs) == 2 && res.Outputs[0].Method == res.Outputs[1].Method {
