@@ -6,7 +6,7 @@ export FASHIOND_ORT_LIB ?= $(ORT_LIB)
 export FASHIOND_MODELS_DIR ?= $(CURDIR)/data/models
 GO ?= go
 
-.PHONY: all setup setup-system setup-ort setup-models setup-presets setup-contract-models build run test vet fmt bench clean
+.PHONY: chaos all setup setup-system setup-ort setup-models setup-presets setup-contract-models build run test vet fmt bench clean
 
 all: build
 
@@ -40,6 +40,12 @@ run: setup build
 test: setup
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 40m ./...
+	$(GO) test -race -count=1 -timeout 20m ./diffusion/... ./inference/ ./api/
+
+# Fault injection: SIGKILLed workers, a killed and restarted redis-server,
+# slow and large bodies (see docs/OPERATIONS.md). Not part of `make test`.
+chaos: setup
+	FASHIOND_CHAOS=long $(GO) test -v -count=1 -timeout 900s -run 'TestChaos|TestAbuse' ./jobs ./api
 
 bench: setup build
 	./bin/fashiond bench

@@ -145,12 +145,18 @@ func (m *Model) runCalls(ctx context.Context, calls []*stepCall) {
 	var mu sync.Mutex
 	for _, chunk := range m.chunks(calls) {
 		wg.Go(func() {
-			if err := m.runChunk(ctx, chunk); err != nil {
-				mu.Lock()
-				for _, r := range chunk {
+			ran, err := m.runChunk(ctx, chunk)
+			mu.Lock()
+			defer mu.Unlock()
+			seen := map[*stepCall]bool{}
+			for _, r := range chunk {
+				if err != nil {
 					r.c.err = err
 				}
-				mu.Unlock()
+				if !seen[r.c] {
+					seen[r.c] = true
+					r.c.ran += ran
+				}
 			}
 		})
 	}
@@ -193,8 +199,9 @@ func (m *Model) chunks(calls []*stepCall) [][]rowRef {
 	return out
 }
 
-// runChunk runs one UNet call over the given rows and scatters the output.
-func (m *Model) runChunk(ctx context.Context, rows []rowRef) error {
+// runChunk runs one UNet call over the given rows and scatters the output
+// (chunks write disjoint rows); it returns the time inside ONNX Runtime.
+func (m *Model) runChunk(ctx context.Context, rows []rowRef) (time.Duration, error) {
 	in, outShape := m.unetInputs(rows)
 	t0 := time.Now()
 	out, err := m.unet.run(ctx, in, [][]int64{outShape})
@@ -203,20 +210,13 @@ func (m *Model) runChunk(ctx context.Context, rows []rowRef) error {
 	m.stats.rows.Add(int64(len(rows)))
 	m.stats.runNanos.Add(int64(ran))
 	if err != nil {
-		return fmt.Errorf("diffusion: %s: %w", m.unet.rel, err)
+		return ran, fmt.Errorf("diffusion: %s: %w", m.unet.rel, err)
 	}
 	per := len(out[0].F32) / len(rows)
 	for k, r := range rows {
 		copy(r.c.out[r.r*per:(r.r+1)*per], out[0].F32[k*per:(k+1)*per])
 	}
-	seen := map[*stepCall]bool{}
-	for _, r := range rows {
-		if !seen[r.c] {
-			seen[r.c] = true
-			r.c.ran += ran
-		}
-	}
-	return nil
+	return ran, nil
 }
 
 // unetInputs concatenates the rows into the UNet's input tensors.
