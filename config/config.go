@@ -4,8 +4,12 @@
 package config
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -55,7 +59,18 @@ type Config struct {
 
 	LogLevel  string // FASHIOND_LOG_LEVEL: debug, info, warn, error
 	LogFormat string // FASHIOND_LOG_FORMAT: text or json
+
+	MetricsAddr   string        // FASHIOND_METRICS_ADDR: separate /metrics listener; empty = on Addr
+	ShutdownGrace time.Duration // FASHIOND_SHUTDOWN_GRACE: running jobs' time to finish on SIGINT/SIGTERM
+
+	// envErrs are environment values that could not be parsed; Finish
+	// reports them so a typo never silently becomes a default.
+	envErrs []string
 }
+
+// DefaultShutdownGrace is how long running jobs may finish on SIGINT/SIGTERM
+// before they are pushed back to their queues.
+const DefaultShutdownGrace = 5 * time.Minute
 
 // Defaults returns the documented defaults.
 func Defaults() Config {
@@ -81,54 +96,176 @@ func Defaults() Config {
 		CUDNNConvAlgo:     "HEURISTIC",
 		LogLevel:          "info",
 		LogFormat:         "text",
+		ShutdownGrace:     DefaultShutdownGrace,
 	}
 }
 
-// Register binds every field to a flag on fs, with the environment (or the
-// default) as the flag's default value.
-func (c *Config) Register(fs *flag.FlagSet) {
+// Group is a set of settings one subcommand uses; each subcommand's --help
+// lists the flags of its groups only.
+type Group uint
+
+// The setting groups.
+const (
+	GroupLog          Group = 1 << iota // log-level, log-format
+	GroupData                           // data-dir
+	GroupURLs                           // public-url, cdn-url (result URLs)
+	GroupHTTP                           // addr, body and connection limits, metrics-addr
+	GroupRedis                          // redis-url
+	GroupPrivateRedis                   // redis-maxmemory (the private redis-server)
+	GroupJobs                           // api-keys, fetch-allow, webhook-secret, retention, quotas, job budgets
+	GroupWorker                         // queues, concurrency, shutdown-grace
+	GroupRuntime                        // ort-lib, models-dir, device, threads, CUDA
+	GroupPipelines                      // upscale-policy, batching
+	GroupInstall                        // models-mirror
+
+	GroupAll = GroupInstall<<1 - 1
+)
+
+// commandGroups are the settings of each subcommand, by the first word of
+// its flag set's name.
+var commandGroups = map[string]Group{
+	"serve":    GroupAll,
+	"api":      GroupLog | GroupData | GroupURLs | GroupHTTP | GroupRedis | GroupJobs,
+	"worker":   GroupLog | GroupData | GroupURLs | GroupRedis | GroupJobs | GroupWorker | GroupRuntime | GroupPipelines | GroupInstall,
+	"keys":     GroupLog | GroupData | GroupURLs | GroupRedis | GroupPrivateRedis | GroupJobs,
+	"models":   GroupLog | GroupData | GroupRuntime | GroupInstall,
+	"generate": GroupLog | GroupData | GroupRuntime,
+	"bench":    GroupLog | GroupData | GroupRuntime,
+	"version":  0,
+}
+
+// ForCommand returns the setting groups of the subcommand whose flag set is
+// named name ("models list" is the models command); GroupAll for an unknown
+// name.
+func ForCommand(name string) Group {
+	first, _, _ := strings.Cut(name, " ")
+	if g, ok := commandGroups[first]; ok {
+		return g
+	}
+	return GroupAll
+}
+
+// Register binds the settings of the subcommand named by fs.Name() (see
+// ForCommand) to flags on fs; see RegisterGroups.
+func (c *Config) Register(fs *flag.FlagSet) { c.RegisterGroups(fs, ForCommand(fs.Name())) }
+
+// RegisterGroups binds the settings of groups to flags on fs, with the
+// environment (or the default) as each flag's default value. Every other
+// setting still takes its environment value or default, so Finish checks
+// the whole environment whichever the command.
+func (c *Config) RegisterGroups(fs *flag.FlagSet, groups Group) {
+	c.envErrs = nil
+	hidden := flag.NewFlagSet("hidden", flag.ContinueOnError)
+	regs := []struct {
+		g   Group
+		reg func(*flag.FlagSet, Config)
+	}{
+		{GroupLog, c.registerLog}, {GroupData, c.registerData}, {GroupURLs, c.registerURLs},
+		{GroupHTTP, c.registerHTTP}, {GroupRedis, c.registerRedis}, {GroupPrivateRedis, c.registerPrivateRedis},
+		{GroupJobs, c.registerJobs}, {GroupWorker, c.registerWorker}, {GroupRuntime, c.registerRuntime},
+		{GroupPipelines, c.registerPipelines}, {GroupInstall, c.registerInstall},
+	}
 	d := Defaults()
-	fs.StringVar(&c.Addr, "addr", envStr("FASHIOND_ADDR", d.Addr), "HTTP listen address (FASHIOND_ADDR)")
-	fs.StringVar(&c.DataDir, "data-dir", envStr("FASHIOND_DATA_DIR", d.DataDir), "data directory (FASHIOND_DATA_DIR)")
-	fs.StringVar(&c.PublicURL, "public-url", envStr("FASHIOND_PUBLIC_URL", ""), "public base URL, {base_url} (FASHIOND_PUBLIC_URL; default http://ADDR)")
-	fs.StringVar(&c.CDNURL, "cdn-url", envStr("FASHIOND_CDN_URL", ""), "URL that serves results, {cdn_url} (FASHIOND_CDN_URL; default {base_url}/cdn)")
-	fs.StringVar(&c.RedisURL, "redis-url", envStr("FASHIOND_REDIS_URL", ""), "external Redis URL (FASHIOND_REDIS_URL; default: a private redis-server)")
-	fs.StringVar(&c.APIKeys, "api-keys", envStr("FASHIOND_API_KEYS", ""), "keys provisioned at start, key:credits,... (FASHIOND_API_KEYS)")
-	fs.StringVar(&c.FetchAllow, "fetch-allow", envStr("FASHIOND_FETCH_ALLOW", ""), "CIDRs exempt from the private-address block (FASHIOND_FETCH_ALLOW)")
-	fs.StringVar(&c.WebhookSecret, "webhook-secret", envStr("FASHIOND_WEBHOOK_SECRET", ""), "Standard Webhooks secret whsec_... (FASHIOND_WEBHOOK_SECRET)")
-	fs.DurationVar(&c.Retention, "retention", envDur("FASHIOND_RETENTION", d.Retention), "job and output retention (FASHIOND_RETENTION)")
-	fs.StringVar(&c.Queues, "queues", envStr("FASHIOND_QUEUES", ""), "models this worker serves, comma separated (FASHIOND_QUEUES; default all)")
-	fs.IntVar(&c.Concurrency, "concurrency", envInt("FASHIOND_CONCURRENCY", d.Concurrency), "jobs run at once per worker (FASHIOND_CONCURRENCY)")
-	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", int64(envInt("FASHIOND_MAX_BODY_BYTES", int(d.MaxBodyBytes))), "largest /v1/run body (FASHIOND_MAX_BODY_BYTES)")
-	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", envDur("FASHIOND_READ_HEADER_TIMEOUT", d.ReadHeaderTimeout), "time allowed to send request headers (FASHIOND_READ_HEADER_TIMEOUT)")
-	fs.Int64Var(&c.MinBodyRate, "min-body-rate", int64(envInt("FASHIOND_MIN_BODY_RATE", int(d.MinBodyRate))), "bytes per second a request body must arrive at (FASHIOND_MIN_BODY_RATE)")
-	fs.DurationVar(&c.IdleTimeout, "idle-timeout", envDur("FASHIOND_IDLE_TIMEOUT", d.IdleTimeout), "idle keep-alive connections are closed after (FASHIOND_IDLE_TIMEOUT)")
-	fs.IntVar(&c.MaxConns, "max-conns", envInt("FASHIOND_MAX_CONNS", 0), "open HTTP connections, 0 = half the open-file limit (FASHIOND_MAX_CONNS)")
-	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", envInt("FASHIOND_MAX_CONNS_PER_IP", 0), "open connections of one client address, 0 = a quarter of max-conns, -1 = no cap (FASHIOND_MAX_CONNS_PER_IP)")
-	fs.IntVar(&c.MaxLargeBodies, "max-large-bodies", envInt("FASHIOND_MAX_LARGE_BODIES", d.MaxLargeBodies), "request bodies of 1 MiB or more received at once (FASHIOND_MAX_LARGE_BODIES)")
-	fs.Int64Var(&c.InputQuota, "input-quota-bytes", int64(envInt("FASHIOND_INPUT_QUOTA_BYTES", int(d.InputQuota))), "input image bytes one key's unfinished jobs may hold (FASHIOND_INPUT_QUOTA_BYTES)")
-	fs.StringVar(&c.RedisMaxMemory, "redis-maxmemory", envStr("FASHIOND_REDIS_MAXMEMORY", d.RedisMaxMemory), "maxmemory of the private redis-server, policy noeviction (FASHIOND_REDIS_MAXMEMORY)")
-	fs.IntVar(&c.MaxCrashes, "max-crashes", envInt("FASHIOND_MAX_CRASHES", d.MaxCrashes), "worker crashes of its own after which a job is failed (FASHIOND_MAX_CRASHES)")
-	fs.DurationVar(&c.MaxJobAge, "max-job-age", envDur("FASHIOND_MAX_JOB_AGE", d.MaxJobAge), "a job unfinished this long after submission is failed (FASHIOND_MAX_JOB_AGE)")
-	fs.StringVar(&c.ORTLib, "ort-lib", envStr("FASHIOND_ORT_LIB", d.ORTLib), "ONNX Runtime shared library (FASHIOND_ORT_LIB)")
-	fs.StringVar(&c.ModelsDir, "models-dir", envStr("FASHIOND_MODELS_DIR", ""), "model repository (FASHIOND_MODELS_DIR; default DATA_DIR/models)")
-	fs.StringVar(&c.ModelsMirror, "models-mirror", envStr("FASHIOND_MODELS_MIRROR", ""), "directory to install models from (FASHIOND_MODELS_MIRROR; default ../shared/models when present)")
-	fs.StringVar(&c.Device, "device", envStr("FASHIOND_DEVICE", d.Device), "inference device: auto, cpu or cuda (FASHIOND_DEVICE)")
-	fs.IntVar(&c.IntraOpThreads, "intra-op-threads", envInt("FASHIOND_INTRA_OP_THREADS", 0), "ONNX Runtime threads per session, 0 = CPUs (FASHIOND_INTRA_OP_THREADS)")
-	fs.IntVar(&c.CUDADeviceID, "cuda-device-id", envInt("FASHIOND_CUDA_DEVICE_ID", 0), "CUDA device id (FASHIOND_CUDA_DEVICE_ID)")
-	fs.Int64Var(&c.CUDAMemLimit, "cuda-mem-limit", int64(envInt("FASHIOND_CUDA_MEM_LIMIT", 0)), "CUDA arena limit in bytes, 0 = none (FASHIOND_CUDA_MEM_LIMIT)")
-	fs.StringVar(&c.CUDNNConvAlgo, "cudnn-conv-algo", envStr("FASHIOND_CUDNN_CONV_ALGO", d.CUDNNConvAlgo), "cuDNN conv algorithm search: EXHAUSTIVE, HEURISTIC, DEFAULT (FASHIOND_CUDNN_CONV_ALGO)")
-	fs.StringVar(&c.UpscalePolicy, "upscale-policy", envStr("FASHIOND_UPSCALE_POLICY", d.UpscalePolicy), "tier upscaling: auto, sr-fast, sr-quality, lanczos (FASHIOND_UPSCALE_POLICY)")
-	fs.StringVar(&c.Batching, "batching", envStr("FASHIOND_BATCHING", d.Batching), "dynamic batching of model calls: auto (on with CUDA, off on CPU), on, off (FASHIOND_BATCHING)")
+	for _, r := range regs {
+		if groups&r.g != 0 {
+			r.reg(fs, d)
+		} else {
+			r.reg(hidden, d)
+		}
+	}
+}
+
+func (c *Config) registerLog(fs *flag.FlagSet, d Config) {
 	fs.StringVar(&c.LogLevel, "log-level", envStr("FASHIOND_LOG_LEVEL", d.LogLevel), "debug, info, warn or error (FASHIOND_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", envStr("FASHIOND_LOG_FORMAT", d.LogFormat), "text or json (FASHIOND_LOG_FORMAT)")
 }
 
-// Finish fills derived defaults and validates. Call after fs.Parse.
+func (c *Config) registerData(fs *flag.FlagSet, d Config) {
+	fs.StringVar(&c.DataDir, "data-dir", envStr("FASHIOND_DATA_DIR", d.DataDir), "data directory (FASHIOND_DATA_DIR)")
+}
+
+func (c *Config) registerURLs(fs *flag.FlagSet, _ Config) {
+	fs.StringVar(&c.PublicURL, "public-url", envStr("FASHIOND_PUBLIC_URL", ""), "public base URL, {base_url} (FASHIOND_PUBLIC_URL; default http://ADDR)")
+	fs.StringVar(&c.CDNURL, "cdn-url", envStr("FASHIOND_CDN_URL", ""), "URL that serves results, {cdn_url} (FASHIOND_CDN_URL; default {base_url}/cdn)")
+}
+
+func (c *Config) registerHTTP(fs *flag.FlagSet, d Config) {
+	fs.StringVar(&c.Addr, "addr", envStr("FASHIOND_ADDR", d.Addr), "HTTP listen address (FASHIOND_ADDR)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", envStr("FASHIOND_METRICS_ADDR", ""), "separate listen address for /metrics (FASHIOND_METRICS_ADDR; default: /metrics on the API address)")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.envInt64("FASHIOND_MAX_BODY_BYTES", d.MaxBodyBytes), "largest /v1/run body (FASHIOND_MAX_BODY_BYTES)")
+	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", c.envDur("FASHIOND_READ_HEADER_TIMEOUT", d.ReadHeaderTimeout), "time allowed to send request headers (FASHIOND_READ_HEADER_TIMEOUT)")
+	fs.Int64Var(&c.MinBodyRate, "min-body-rate", c.envInt64("FASHIOND_MIN_BODY_RATE", d.MinBodyRate), "bytes per second a request body must arrive at (FASHIOND_MIN_BODY_RATE)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.envDur("FASHIOND_IDLE_TIMEOUT", d.IdleTimeout), "idle keep-alive connections are closed after (FASHIOND_IDLE_TIMEOUT)")
+	fs.IntVar(&c.MaxConns, "max-conns", c.envInt("FASHIOND_MAX_CONNS", 0), "open HTTP connections, 0 = half the open-file limit (FASHIOND_MAX_CONNS)")
+	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.envInt("FASHIOND_MAX_CONNS_PER_IP", 0), "open connections of one client address, 0 = a quarter of max-conns, -1 = no cap (FASHIOND_MAX_CONNS_PER_IP)")
+	fs.IntVar(&c.MaxLargeBodies, "max-large-bodies", c.envInt("FASHIOND_MAX_LARGE_BODIES", d.MaxLargeBodies), "request bodies of 1 MiB or more received at once (FASHIOND_MAX_LARGE_BODIES)")
+}
+
+func (c *Config) registerRedis(fs *flag.FlagSet, _ Config) {
+	fs.StringVar(&c.RedisURL, "redis-url", envStr("FASHIOND_REDIS_URL", ""), "external Redis URL (FASHIOND_REDIS_URL; default: a private redis-server)")
+}
+
+func (c *Config) registerPrivateRedis(fs *flag.FlagSet, d Config) {
+	fs.StringVar(&c.RedisMaxMemory, "redis-maxmemory", envStr("FASHIOND_REDIS_MAXMEMORY", d.RedisMaxMemory), "maxmemory of the private redis-server, policy noeviction (FASHIOND_REDIS_MAXMEMORY)")
+}
+
+func (c *Config) registerJobs(fs *flag.FlagSet, d Config) {
+	fs.StringVar(&c.APIKeys, "api-keys", envStr("FASHIOND_API_KEYS", ""), "keys provisioned at start, key:credits,... (FASHIOND_API_KEYS)")
+	fs.StringVar(&c.FetchAllow, "fetch-allow", envStr("FASHIOND_FETCH_ALLOW", ""), "CIDRs exempt from the private-address block (FASHIOND_FETCH_ALLOW)")
+	fs.StringVar(&c.WebhookSecret, "webhook-secret", envStr("FASHIOND_WEBHOOK_SECRET", ""), "Standard Webhooks secret whsec_... (FASHIOND_WEBHOOK_SECRET)")
+	fs.DurationVar(&c.Retention, "retention", c.envDur("FASHIOND_RETENTION", d.Retention), "job and output retention (FASHIOND_RETENTION)")
+	fs.Int64Var(&c.InputQuota, "input-quota-bytes", c.envInt64("FASHIOND_INPUT_QUOTA_BYTES", d.InputQuota), "input image bytes one key's unfinished jobs may hold (FASHIOND_INPUT_QUOTA_BYTES)")
+	fs.IntVar(&c.MaxCrashes, "max-crashes", c.envInt("FASHIOND_MAX_CRASHES", d.MaxCrashes), "worker crashes of its own after which a job is failed (FASHIOND_MAX_CRASHES)")
+	fs.DurationVar(&c.MaxJobAge, "max-job-age", c.envDur("FASHIOND_MAX_JOB_AGE", d.MaxJobAge), "a job unfinished this long after submission is failed (FASHIOND_MAX_JOB_AGE)")
+}
+
+func (c *Config) registerWorker(fs *flag.FlagSet, d Config) {
+	fs.StringVar(&c.Queues, "queues", envStr("FASHIOND_QUEUES", ""), "models this worker serves, comma separated (FASHIOND_QUEUES; default all)")
+	fs.IntVar(&c.Concurrency, "concurrency", c.envInt("FASHIOND_CONCURRENCY", d.Concurrency), "jobs run at once per worker (FASHIOND_CONCURRENCY)")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.envDur("FASHIOND_SHUTDOWN_GRACE", d.ShutdownGrace), "on SIGINT/SIGTERM, how long running jobs may finish before they are re-queued (FASHIOND_SHUTDOWN_GRACE)")
+}
+
+func (c *Config) registerRuntime(fs *flag.FlagSet, d Config) {
+	fs.StringVar(&c.ORTLib, "ort-lib", envStr("FASHIOND_ORT_LIB", d.ORTLib), "ONNX Runtime shared library (FASHIOND_ORT_LIB)")
+	fs.StringVar(&c.ModelsDir, "models-dir", envStr("FASHIOND_MODELS_DIR", ""), "model repository (FASHIOND_MODELS_DIR; default DATA_DIR/models)")
+	fs.StringVar(&c.Device, "device", envStr("FASHIOND_DEVICE", d.Device), "inference device: auto, cpu or cuda (FASHIOND_DEVICE)")
+	fs.IntVar(&c.IntraOpThreads, "intra-op-threads", c.envInt("FASHIOND_INTRA_OP_THREADS", 0), "ONNX Runtime threads per session, 0 = CPUs (FASHIOND_INTRA_OP_THREADS)")
+	fs.IntVar(&c.CUDADeviceID, "cuda-device-id", c.envInt("FASHIOND_CUDA_DEVICE_ID", 0), "CUDA device id (FASHIOND_CUDA_DEVICE_ID)")
+	fs.Int64Var(&c.CUDAMemLimit, "cuda-mem-limit", c.envInt64("FASHIOND_CUDA_MEM_LIMIT", 0), "CUDA arena limit in bytes, 0 = none (FASHIOND_CUDA_MEM_LIMIT)")
+	fs.StringVar(&c.CUDNNConvAlgo, "cudnn-conv-algo", envStr("FASHIOND_CUDNN_CONV_ALGO", d.CUDNNConvAlgo), "cuDNN conv algorithm search: EXHAUSTIVE, HEURISTIC, DEFAULT (FASHIOND_CUDNN_CONV_ALGO)")
+}
+
+func (c *Config) registerPipelines(fs *flag.FlagSet, d Config) {
+	fs.StringVar(&c.UpscalePolicy, "upscale-policy", envStr("FASHIOND_UPSCALE_POLICY", d.UpscalePolicy), "tier upscaling: auto, sr-fast, sr-quality, lanczos (FASHIOND_UPSCALE_POLICY)")
+	fs.StringVar(&c.Batching, "batching", envStr("FASHIOND_BATCHING", d.Batching), "dynamic batching of model calls: auto (on with CUDA, off on CPU), on, off (FASHIOND_BATCHING)")
+}
+
+func (c *Config) registerInstall(fs *flag.FlagSet, _ Config) {
+	fs.StringVar(&c.ModelsMirror, "models-mirror", envStr("FASHIOND_MODELS_MIRROR", ""), "directory to install models from (FASHIOND_MODELS_MIRROR; default ../shared/models when present)")
+}
+
+// Finish validates every setting and fills the derived defaults. Call after
+// fs.Parse. An invalid setting is an error naming its variable; every
+// invalid one is reported at once.
 func (c *Config) Finish() error {
-	if len(envErrs) > 0 {
-		return fmt.Errorf("config: %s", strings.Join(envErrs, "; "))
+	errs := append([]string(nil), c.envErrs...)
+	for _, check := range []func() error{
+		c.checkLog, c.checkData, c.checkHTTP, c.checkURLs, c.checkRedis, c.checkJobs,
+		c.checkWorker, c.checkRuntime, c.checkPipelines, c.checkLimits,
+	} {
+		if err := check(); err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
+	if len(errs) > 0 {
+		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
+	}
+	c.derive()
+	return nil
+}
+
+// derive fills the defaults that depend on other settings.
+func (c *Config) derive() {
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
 	}
@@ -140,18 +277,217 @@ func (c *Config) Finish() error {
 	if c.ModelsDir == "" {
 		c.ModelsDir = filepath.Join(c.DataDir, "models")
 	}
-	if c.WebhookSecret != "" && !strings.HasPrefix(c.WebhookSecret, "whsec_") {
-		return fmt.Errorf("config: FASHIOND_WEBHOOK_SECRET must start with whsec_")
+	if c.MaxConns == 0 {
+		c.MaxConns = autoMaxConns()
 	}
+	if c.MaxConnsPerIP == 0 {
+		c.MaxConnsPerIP = max(c.MaxConns/4, 1)
+	}
+}
+
+func (c *Config) checkLog() error {
+	c.LogLevel = strings.ToLower(strings.TrimSpace(c.LogLevel))
+	c.LogFormat = strings.ToLower(strings.TrimSpace(c.LogFormat))
+	switch c.LogLevel {
+	case "debug", "info", "warn", "warning", "error":
+	default:
+		return fmt.Errorf("FASHIOND_LOG_LEVEL must be debug, info, warn or error, not %q", c.LogLevel)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("FASHIOND_LOG_FORMAT must be text or json, not %q", c.LogFormat)
+	}
+	return nil
+}
+
+func (c *Config) checkData() error {
+	if strings.TrimSpace(c.DataDir) == "" {
+		return errors.New("FASHIOND_DATA_DIR must not be empty")
+	}
+	return nil
+}
+
+func (c *Config) checkHTTP() error {
+	if err := checkAddr(c.Addr); err != nil {
+		return fmt.Errorf("FASHIOND_ADDR: %w", err)
+	}
+	if c.MetricsAddr == "" {
+		return nil
+	}
+	if err := checkAddr(c.MetricsAddr); err != nil {
+		return fmt.Errorf("FASHIOND_METRICS_ADDR: %w", err)
+	}
+	if c.MetricsAddr == c.Addr {
+		return errors.New("FASHIOND_METRICS_ADDR must differ from FASHIOND_ADDR (leave it empty to serve /metrics on the API address)")
+	}
+	return nil
+}
+
+// checkAddr accepts host:port with a numeric port (":0" and ":8080" too).
+func checkAddr(a string) error {
+	_, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port", a)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q: the port must be a number from 0 to 65535", a)
+	}
+	return nil
+}
+
+func (c *Config) checkURLs() error {
+	if err := checkBaseURL(c.PublicURL); err != nil {
+		return fmt.Errorf("FASHIOND_PUBLIC_URL: %w", err)
+	}
+	if err := checkBaseURL(c.CDNURL); err != nil {
+		return fmt.Errorf("FASHIOND_CDN_URL: %w", err)
+	}
+	return nil
+}
+
+// checkBaseURL accepts an empty value (the default) or an absolute http(s)
+// URL without credentials, query or fragment.
+func checkBaseURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL", s)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q must be an http:// or https:// URL", s)
+	case u.Host == "":
+		return fmt.Errorf("%q has no host", s)
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("%q must have no credentials, query or fragment", s)
+	}
+	return nil
+}
+
+// redisSchemes are the URL schemes go-redis opens.
+var redisSchemes = map[string]bool{"redis": true, "rediss": true, "unix": true}
+
+func (c *Config) checkRedis() error {
+	if !memSize.MatchString(strings.ToLower(c.RedisMaxMemory)) {
+		return fmt.Errorf("FASHIOND_REDIS_MAXMEMORY must be a size such as 512mb or 2gb, not %q", c.RedisMaxMemory)
+	}
+	if c.RedisURL == "" {
+		return nil
+	}
+	u, err := url.Parse(c.RedisURL)
+	if err != nil || !redisSchemes[u.Scheme] || u.Scheme != "unix" && u.Host == "" {
+		// The value may hold a password: never echo it.
+		return errors.New("FASHIOND_REDIS_URL must be redis://[:password@]host:port[/db], rediss://… or unix:///path")
+	}
+	return nil
+}
+
+func (c *Config) checkJobs() error {
+	if c.WebhookSecret != "" && !strings.HasPrefix(c.WebhookSecret, "whsec_") {
+		return errors.New("FASHIOND_WEBHOOK_SECRET must start with whsec_")
+	}
+	if _, err := ParseAPIKeys(c.APIKeys); err != nil {
+		return err
+	}
+	if err := checkAllow(c.FetchAllow); err != nil {
+		return err
+	}
+	if c.Retention <= 0 {
+		return errors.New("FASHIOND_RETENTION must be a positive duration")
+	}
+	return nil
+}
+
+// KeyGrant is one FASHIOND_API_KEYS entry.
+type KeyGrant struct {
+	Key     string
+	Credits int64
+}
+
+// ParseAPIKeys parses FASHIOND_API_KEYS: key:credits entries separated by
+// commas, credits ≥ 0. Errors name the entry by position, never the key.
+func ParseAPIKeys(spec string) ([]KeyGrant, error) {
+	var out []KeyGrant
+	for i, item := range strings.Split(spec, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		k, cr, ok := strings.Cut(item, ":")
+		n, err := strconv.ParseInt(strings.TrimSpace(cr), 10, 64)
+		if !ok || strings.TrimSpace(k) == "" || err != nil || n < 0 {
+			return nil, fmt.Errorf("FASHIOND_API_KEYS: entry %d must be key:credits with credits ≥ 0", i+1)
+		}
+		out = append(out, KeyGrant{Key: strings.TrimSpace(k), Credits: n})
+	}
+	return out, nil
+}
+
+// checkAllow validates FASHIOND_FETCH_ALLOW with the rules of
+// fetch.ParseAllow: addresses or CIDR prefixes, comma separated.
+func checkAllow(csv string) error {
+	for _, f := range strings.Split(csv, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		_, perr := netip.ParsePrefix(f)
+		_, aerr := netip.ParseAddr(f)
+		if perr != nil && aerr != nil {
+			return fmt.Errorf("FASHIOND_FETCH_ALLOW: %q is neither an address nor a CIDR prefix", f)
+		}
+	}
+	return nil
+}
+
+// modelName is a queue (model) name in FASHIOND_QUEUES.
+var modelName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+func (c *Config) checkWorker() error {
+	if c.Concurrency < 1 {
+		return errors.New("FASHIOND_CONCURRENCY must be at least 1")
+	}
+	if c.ShutdownGrace <= 0 {
+		return errors.New("FASHIOND_SHUTDOWN_GRACE must be a positive duration")
+	}
+	for _, q := range strings.Split(c.Queues, ",") {
+		if q = strings.TrimSpace(q); q != "" && !modelName.MatchString(q) {
+			return fmt.Errorf("FASHIOND_QUEUES: %q is not a model name", q)
+		}
+	}
+	return nil
+}
+
+func (c *Config) checkRuntime() error {
 	switch c.Device {
 	case "auto", "cpu", "cuda":
 	default:
-		return fmt.Errorf("config: FASHIOND_DEVICE must be auto, cpu or cuda, not %q", c.Device)
+		return fmt.Errorf("FASHIOND_DEVICE must be auto, cpu or cuda, not %q", c.Device)
 	}
+	c.CUDNNConvAlgo = strings.ToUpper(c.CUDNNConvAlgo)
+	switch c.CUDNNConvAlgo {
+	case "EXHAUSTIVE", "HEURISTIC", "DEFAULT":
+	default:
+		return fmt.Errorf("FASHIOND_CUDNN_CONV_ALGO must be EXHAUSTIVE, HEURISTIC or DEFAULT, not %q", c.CUDNNConvAlgo)
+	}
+	switch {
+	case strings.TrimSpace(c.ORTLib) == "":
+		return errors.New("FASHIOND_ORT_LIB must not be empty")
+	case c.IntraOpThreads < 0:
+		return errors.New("FASHIOND_INTRA_OP_THREADS must be 0 (one per CPU) or more")
+	case c.CUDADeviceID < 0:
+		return errors.New("FASHIOND_CUDA_DEVICE_ID must be 0 or more")
+	case c.CUDAMemLimit < 0:
+		return errors.New("FASHIOND_CUDA_MEM_LIMIT must be 0 (no limit) or a byte count")
+	}
+	return nil
+}
+
+func (c *Config) checkPipelines() error {
 	switch c.UpscalePolicy {
 	case "auto", "sr-fast", "sr-quality", "lanczos":
 	default:
-		return fmt.Errorf("config: FASHIOND_UPSCALE_POLICY must be auto, sr-fast, sr-quality or lanczos, not %q", c.UpscalePolicy)
+		return fmt.Errorf("FASHIOND_UPSCALE_POLICY must be auto, sr-fast, sr-quality or lanczos, not %q", c.UpscalePolicy)
 	}
 	switch c.Batching {
 	case "auto", "on", "off":
@@ -160,46 +496,43 @@ func (c *Config) Finish() error {
 	case "false", "0":
 		c.Batching = "off"
 	default:
-		return fmt.Errorf("config: FASHIOND_BATCHING must be auto, on or off, not %q", c.Batching)
+		return fmt.Errorf("FASHIOND_BATCHING must be auto, on or off, not %q", c.Batching)
 	}
-	if c.Concurrency < 1 {
-		return fmt.Errorf("config: FASHIOND_CONCURRENCY must be at least 1")
-	}
-	return c.finishLimits()
+	return nil
 }
 
 // Bounds of the operating limits.
 const (
+	minBodyBytes     = 1 << 10
 	minBodyRateFloor = 1 << 10 // bytes/s: below, a body deadline is meaningless
 	maxConnsCeiling  = 4096
 	minConns         = 16
+	minInputQuota    = 1 << 20
 )
 
-// finishLimits validates the operating limits and derives MaxConns.
-func (c *Config) finishLimits() error {
+// checkLimits validates the operating limits.
+func (c *Config) checkLimits() error {
 	switch {
-	case c.MaxBodyBytes < 1<<10:
-		return fmt.Errorf("config: FASHIOND_MAX_BODY_BYTES must be at least 1024")
-	case c.ReadHeaderTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxJobAge <= 0:
-		return fmt.Errorf("config: FASHIOND_READ_HEADER_TIMEOUT, FASHIOND_IDLE_TIMEOUT and FASHIOND_MAX_JOB_AGE must be positive durations")
+	case c.MaxBodyBytes < minBodyBytes:
+		return fmt.Errorf("FASHIOND_MAX_BODY_BYTES must be at least %d, not %d", minBodyBytes, c.MaxBodyBytes)
+	case c.ReadHeaderTimeout <= 0:
+		return errors.New("FASHIOND_READ_HEADER_TIMEOUT must be a positive duration")
+	case c.IdleTimeout <= 0:
+		return errors.New("FASHIOND_IDLE_TIMEOUT must be a positive duration")
+	case c.MaxJobAge <= 0:
+		return errors.New("FASHIOND_MAX_JOB_AGE must be a positive duration")
 	case c.MinBodyRate < minBodyRateFloor:
-		return fmt.Errorf("config: FASHIOND_MIN_BODY_RATE must be at least %d bytes per second", minBodyRateFloor)
+		return fmt.Errorf("FASHIOND_MIN_BODY_RATE must be at least %d bytes per second", minBodyRateFloor)
 	case c.MaxConns < 0 || c.MaxConns > 0 && c.MaxConns < minConns:
-		return fmt.Errorf("config: FASHIOND_MAX_CONNS must be 0 (automatic) or at least %d", minConns)
+		return fmt.Errorf("FASHIOND_MAX_CONNS must be 0 (automatic) or at least %d", minConns)
 	case c.MaxConnsPerIP < -1:
-		return fmt.Errorf("config: FASHIOND_MAX_CONNS_PER_IP must be -1 (no cap), 0 (a quarter of FASHIOND_MAX_CONNS) or a count")
-	case c.MaxLargeBodies < 1 || c.MaxCrashes < 1:
-		return fmt.Errorf("config: FASHIOND_MAX_LARGE_BODIES and FASHIOND_MAX_CRASHES must be at least 1")
-	case c.InputQuota < 1<<20:
-		return fmt.Errorf("config: FASHIOND_INPUT_QUOTA_BYTES must be at least 1048576")
-	case !memSize.MatchString(strings.ToLower(c.RedisMaxMemory)):
-		return fmt.Errorf("config: FASHIOND_REDIS_MAXMEMORY must be a size such as 512mb or 2gb, not %q", c.RedisMaxMemory)
-	}
-	if c.MaxConns == 0 {
-		c.MaxConns = autoMaxConns()
-	}
-	if c.MaxConnsPerIP == 0 {
-		c.MaxConnsPerIP = max(c.MaxConns/4, 1)
+		return errors.New("FASHIOND_MAX_CONNS_PER_IP must be -1 (no cap), 0 (a quarter of FASHIOND_MAX_CONNS) or a count")
+	case c.MaxLargeBodies < 1:
+		return errors.New("FASHIOND_MAX_LARGE_BODIES must be at least 1")
+	case c.MaxCrashes < 1:
+		return errors.New("FASHIOND_MAX_CRASHES must be at least 1")
+	case c.InputQuota < minInputQuota:
+		return fmt.Errorf("FASHIOND_INPUT_QUOTA_BYTES must be at least %d", minInputQuota)
 	}
 	return nil
 }
@@ -224,28 +557,28 @@ func envStr(k, d string) string {
 	return d
 }
 
-// envErrs collects environment values that could not be parsed; Finish
-// reports them so a typo never silently becomes a default.
-var envErrs []string
+func (c *Config) envInt(k string, d int) int {
+	return int(c.envInt64(k, int64(d)))
+}
 
-func envInt(k string, d int) int {
+func (c *Config) envInt64(k string, d int64) int64 {
 	if v, ok := os.LookupEnv(k); ok {
-		n, err := strconv.Atoi(v)
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err == nil {
 			return n
 		}
-		envErrs = append(envErrs, fmt.Sprintf("%s=%q is not an integer", k, v))
+		c.envErrs = append(c.envErrs, fmt.Sprintf("%s=%q is not an integer", k, v))
 	}
 	return d
 }
 
-func envDur(k string, d time.Duration) time.Duration {
+func (c *Config) envDur(k string, d time.Duration) time.Duration {
 	if v, ok := os.LookupEnv(k); ok {
-		x, err := time.ParseDuration(v)
+		x, err := time.ParseDuration(strings.TrimSpace(v))
 		if err == nil {
 			return x
 		}
-		envErrs = append(envErrs, fmt.Sprintf("%s=%q is not a duration (e.g. 72h)", k, v))
+		c.envErrs = append(c.envErrs, fmt.Sprintf("%s=%q is not a duration (e.g. 72h)", k, v))
 	}
 	return d
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"flag"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -10,7 +11,6 @@ import (
 
 func parse(t *testing.T, env map[string]string, args ...string) (Config, error) {
 	t.Helper()
-	envErrs = nil
 	// The environment of `make test` sets FASHIOND_* (models dir, ORT
 	// library): start every case from a clean one.
 	for _, kv := range os.Environ() {
@@ -104,4 +104,198 @@ func TestBatchingValues(t *testing.T) {
 	if _, err := parse(t, map[string]string{"FASHIOND_BATCHING": "sometimes"}); err == nil {
 		t.Fatal("FASHIOND_BATCHING=sometimes accepted")
 	}
+}
+
+// TestInvalidSettings: every invalid value is a start-up error naming its
+// variable (issue 12: several of these used to start silently).
+func TestInvalidSettings(t *testing.T) {
+	tests := []struct{ env, value string }{
+		{"FASHIOND_LOG_FORMAT", "xml"},
+		{"FASHIOND_LOG_LEVEL", "verbose"},
+		{"FASHIOND_MAX_BODY_BYTES", "-1"},
+		{"FASHIOND_MAX_BODY_BYTES", "12abc"},
+		{"FASHIOND_PUBLIC_URL", "ftp://x"},
+		{"FASHIOND_PUBLIC_URL", "http://"},
+		{"FASHIOND_PUBLIC_URL", "https://x.example/?a=1"},
+		{"FASHIOND_CDN_URL", "cdn.example.com"},
+		{"FASHIOND_ADDR", "8080"},
+		{"FASHIOND_ADDR", "127.0.0.1:http-alt"},
+		{"FASHIOND_ADDR", "127.0.0.1:70000"},
+		{"FASHIOND_METRICS_ADDR", "localhost"},
+		{"FASHIOND_REDIS_URL", "http://127.0.0.1:6379"},
+		{"FASHIOND_REDIS_URL", "redis://"},
+		{"FASHIOND_API_KEYS", "key-without-credits"},
+		{"FASHIOND_API_KEYS", "k:-5"},
+		{"FASHIOND_FETCH_ALLOW", "10.0.0.0/33"},
+		{"FASHIOND_FETCH_ALLOW", "intranet"},
+		{"FASHIOND_WEBHOOK_SECRET", "secret"},
+		{"FASHIOND_RETENTION", "0s"},
+		{"FASHIOND_RETENTION", "-1h"},
+		{"FASHIOND_RETENTION", "3 days"},
+		{"FASHIOND_QUEUES", "tryon,Bad Model"},
+		{"FASHIOND_CONCURRENCY", "0"},
+		{"FASHIOND_CONCURRENCY", "lots"},
+		{"FASHIOND_SHUTDOWN_GRACE", "0s"},
+		{"FASHIOND_DATA_DIR", ""},
+		{"FASHIOND_ORT_LIB", ""},
+		{"FASHIOND_DEVICE", "tpu"},
+		{"FASHIOND_INTRA_OP_THREADS", "-2"},
+		{"FASHIOND_CUDA_DEVICE_ID", "-1"},
+		{"FASHIOND_CUDA_MEM_LIMIT", "-1"},
+		{"FASHIOND_CUDNN_CONV_ALGO", "FASTEST"},
+		{"FASHIOND_UPSCALE_POLICY", "magic"},
+		{"FASHIOND_BATCHING", "sometimes"},
+		{"FASHIOND_READ_HEADER_TIMEOUT", "0s"},
+		{"FASHIOND_MIN_BODY_RATE", "10"},
+		{"FASHIOND_IDLE_TIMEOUT", "-1s"},
+		{"FASHIOND_MAX_CONNS", "3"},
+		{"FASHIOND_MAX_CONNS_PER_IP", "-5"},
+		{"FASHIOND_MAX_LARGE_BODIES", "0"},
+		{"FASHIOND_INPUT_QUOTA_BYTES", "100"},
+		{"FASHIOND_REDIS_MAXMEMORY", "lots"},
+		{"FASHIOND_MAX_CRASHES", "0"},
+		{"FASHIOND_MAX_JOB_AGE", "0s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			_, err := parse(t, map[string]string{tc.env: tc.value})
+			if err == nil || !strings.Contains(err.Error(), tc.env) {
+				t.Fatalf("%s=%q: err = %v, want an error naming %s", tc.env, tc.value, err, tc.env)
+			}
+		})
+	}
+}
+
+// TestValidSettings: the accepted spellings of the checked settings.
+func TestValidSettings(t *testing.T) {
+	tests := []struct {
+		env   map[string]string
+		check func(Config) bool
+	}{
+		{map[string]string{"FASHIOND_LOG_FORMAT": "JSON", "FASHIOND_LOG_LEVEL": "Warning"},
+			func(c Config) bool { return c.LogFormat == "json" && c.LogLevel == "warning" }},
+		{map[string]string{"FASHIOND_ADDR": ":8080"}, func(c Config) bool { return c.PublicURL == "http://:8080" }},
+		{map[string]string{"FASHIOND_METRICS_ADDR": "127.0.0.1:9100"}, func(c Config) bool { return c.MetricsAddr == "127.0.0.1:9100" }},
+		{map[string]string{"FASHIOND_REDIS_URL": "rediss://:pw@redis.example:6380/2"}, func(c Config) bool { return c.RedisURL != "" }},
+		{map[string]string{"FASHIOND_REDIS_URL": "unix:///run/redis.sock"}, func(c Config) bool { return c.RedisURL != "" }},
+		{map[string]string{"FASHIOND_FETCH_ALLOW": "10.0.0.0/8, 192.168.1.5,::1"}, func(c Config) bool { return true }},
+		{map[string]string{"FASHIOND_CUDNN_CONV_ALGO": "exhaustive"}, func(c Config) bool { return c.CUDNNConvAlgo == "EXHAUSTIVE" }},
+		{map[string]string{"FASHIOND_QUEUES": "tryon, image-to-video"}, func(c Config) bool { return c.Queues != "" }},
+		{map[string]string{"FASHIOND_SHUTDOWN_GRACE": "30s"}, func(c Config) bool { return c.ShutdownGrace == 30*time.Second }},
+		{nil, func(c Config) bool { return c.ShutdownGrace == DefaultShutdownGrace && c.MetricsAddr == "" }},
+	}
+	for i, tc := range tests {
+		c, err := parse(t, tc.env)
+		if err != nil || !tc.check(c) {
+			t.Fatalf("case %d %v: %+v, %v", i, tc.env, c, err)
+		}
+	}
+}
+
+// TestAllErrorsAtOnce: two invalid settings are both reported.
+func TestAllErrorsAtOnce(t *testing.T) {
+	_, err := parse(t, map[string]string{"FASHIOND_LOG_FORMAT": "xml", "FASHIOND_PUBLIC_URL": "ftp://x"})
+	if err == nil || !strings.Contains(err.Error(), "FASHIOND_LOG_FORMAT") || !strings.Contains(err.Error(), "FASHIOND_PUBLIC_URL") {
+		t.Fatalf("err = %v, want both variables named", err)
+	}
+}
+
+// TestRedisURLNotEchoed: the error for a bad Redis URL never repeats its
+// password.
+func TestRedisURLNotEchoed(t *testing.T) {
+	_, err := parse(t, map[string]string{"FASHIOND_REDIS_URL": "http://:hunter2secret@h:1"})
+	if err == nil || strings.Contains(err.Error(), "hunter2secret") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestCommandFlags: each subcommand's flag set holds only its own settings;
+// the others still take their environment values.
+func TestCommandFlags(t *testing.T) {
+	tests := []struct {
+		cmd       string
+		has, lacks []string
+	}{
+		{"serve", []string{"addr", "redis-url", "device", "queues", "metrics-addr", "shutdown-grace", "models-mirror"}, nil},
+		{"api", []string{"addr", "redis-url", "public-url", "max-body-bytes", "log-format"}, []string{"device", "queues", "ort-lib", "batching", "redis-maxmemory"}},
+		{"worker", []string{"queues", "concurrency", "device", "redis-url", "shutdown-grace"}, []string{"addr", "max-conns", "redis-maxmemory"}},
+		{"keys", []string{"redis-url", "data-dir", "redis-maxmemory", "webhook-secret"}, []string{"addr", "device", "queues", "max-body-bytes"}},
+		{"models list", []string{"models-dir", "models-mirror", "ort-lib", "device"}, []string{"addr", "redis-url", "api-keys"}},
+		{"generate", []string{"models-dir", "device", "cuda-mem-limit"}, []string{"addr", "redis-url", "models-mirror", "batching"}},
+		{"bench diffusion", []string{"models-dir", "device"}, []string{"addr", "redis-url", "batching", "concurrency"}},
+		{"version", nil, []string{"addr", "log-level"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.cmd, func(t *testing.T) {
+			t.Setenv("FASHIOND_DEVICE", "cpu")
+			var c Config
+			fs := flag.NewFlagSet(tc.cmd, flag.ContinueOnError)
+			c.Register(fs)
+			for _, n := range tc.has {
+				if fs.Lookup(n) == nil {
+					t.Errorf("%s: no -%s", tc.cmd, n)
+				}
+			}
+			for _, n := range tc.lacks {
+				if fs.Lookup(n) != nil {
+					t.Errorf("%s: lists -%s, not its own", tc.cmd, n)
+				}
+			}
+			if c.Device != "cpu" || c.Addr != "127.0.0.1:8080" {
+				t.Errorf("hidden settings lost their values: device %q addr %q", c.Device, c.Addr)
+			}
+		})
+	}
+}
+
+func TestParseAPIKeys(t *testing.T) {
+	got, err := ParseAPIKeys(" a:1, ,b:0,c : 20 ")
+	want := []KeyGrant{{"a", 1}, {"b", 0}, {"c", 20}}
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("%v, %v", got, err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("entry %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	_, err = ParseAPIKeys("a:1,secret-key")
+	if err == nil || !strings.Contains(err.Error(), "entry 2") || strings.Contains(err.Error(), "secret-key") {
+		t.Fatalf("err = %v, want entry 2 named without the key", err)
+	}
+}
+
+func FuzzParseAPIKeys(f *testing.F) {
+	for _, s := range []string{"", "a:1", "a:1,b:2", "a", ":3", "a:-1", "a:1:2", ",,,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		gs, err := ParseAPIKeys(spec)
+		if err != nil {
+			if strings.Contains(spec, ":") && strings.Contains(err.Error(), spec) && len(spec) > 8 {
+				t.Fatalf("error repeats the spec: %v", err)
+			}
+			return
+		}
+		for _, g := range gs {
+			if g.Key == "" || g.Credits < 0 || strings.Contains(g.Key, ",") {
+				t.Fatalf("bad grant %+v from %q", g, spec)
+			}
+		}
+	})
+}
+
+func FuzzBaseURL(f *testing.F) {
+	for _, s := range []string{"", "http://x", "https://a.example/p", "ftp://x", "http://", "http://u:p@h/", "//h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if checkBaseURL(s) != nil || s == "" {
+			return
+		}
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			t.Fatalf("accepted %q", s)
+		}
+	})
 }
