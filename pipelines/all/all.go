@@ -132,6 +132,8 @@ type Generative struct {
 	// garment region with it, tryon refines its warped garment, and
 	// image-to-video paints the background beyond the photo's edges.
 	Inpainter generative.Inpainter
+	// TextToImage is the node's text-to-image model.
+	TextToImage generative.Generator
 }
 
 // OpenGenerative loads the node's installed generative models by role: the
@@ -139,22 +141,38 @@ type Generative struct {
 // error naming them. The Closer releases what was loaded.
 func OpenGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string, batching bool, log *slog.Logger) (Generative, io.Closer, error) {
 	var gen Generative
-	name, err := diffusion.Choose(ctx, modelsDir, diffusion.Inpainting, "")
+	var cl closers
+	for _, task := range []diffusion.Task{diffusion.Inpainting, diffusion.TextToImage} {
+		m, err := openRole(ctx, rt, modelsDir, task, batching)
+		if err != nil {
+			cl.Close()
+			return Generative{}, closers{}, err
+		}
+		if m == nil {
+			continue
+		}
+		cl = append(cl, m)
+		if task == diffusion.Inpainting {
+			gen.Inpainter, err = generative.NewDiffusion(m)
+		} else {
+			gen.TextToImage, err = generative.NewTextToImage(m)
+		}
+		if err != nil {
+			cl.Close()
+			return Generative{}, closers{}, err
+		}
+		log.Info("generative model in use", "role", task, "model", m.Name(), "dtype", m.DType(), "device", m.Device())
+	}
+	return gen, cl, nil
+}
+
+// openRole loads the installed model of a task, or nil when there is none.
+func openRole(ctx context.Context, rt *inference.Runtime, modelsDir string, task diffusion.Task, batching bool) (*diffusion.Model, error) {
+	name, err := diffusion.Choose(ctx, modelsDir, task, "")
 	if err != nil || name == "" {
-		return gen, closers{}, err
+		return nil, err
 	}
-	m, err := diffusion.Open(ctx, rt, modelsDir, name, diffusion.Options{Batching: batching})
-	if err != nil {
-		return gen, closers{}, err
-	}
-	d, err := generative.NewDiffusion(m)
-	if err != nil {
-		m.Close()
-		return gen, closers{}, err
-	}
-	gen.Inpainter = d
-	log.Info("generative model in use", "role", diffusion.Inpainting, "model", name, "dtype", m.DType(), "device", m.Device())
-	return gen, closers{m}, nil
+	return diffusion.Open(ctx, rt, modelsDir, name, diffusion.Options{Batching: batching})
 }
 
 // Batching resolves FASHIOND_BATCHING. "auto" batches on CUDA only: on this

@@ -32,8 +32,8 @@ func TestOpenGenerativeByRole(t *testing.T) {
 	if _, err := diffusion.Install(ctx, rt, filepath.Join(pipelinetest.Root(), "diffusion/testdata/contract/oracle-floatb"), dir, diffusion.InstallOptions{Name: "t2i"}); err != nil {
 		t.Fatal(err)
 	}
-	if gen, cl, err = OpenGenerative(ctx, rt, dir, false, log); err != nil || gen.Inpainter != nil {
-		t.Fatalf("a text-to-image model is no inpainter: %+v, %v", gen, err)
+	if gen, cl, err = OpenGenerative(ctx, rt, dir, false, log); err != nil || gen.Inpainter != nil || gen.TextToImage == nil || gen.TextToImage.Model() != "t2i" {
+		t.Fatalf("one text-to-image model: %+v, %v", gen, err)
 	}
 	cl.Close()
 	if _, err := diffusion.Install(ctx, rt, src, dir, diffusion.InstallOptions{Name: "inp-a"}); err != nil {

@@ -62,6 +62,8 @@ func (i Info) Note(what string) string {
 // returns an image of img's size whose pixels outside the mask are img's.
 type Inpainter interface {
 	Inpaint(ctx context.Context, img image.Image, mask *image.Gray, p Prompt) (*image.NRGBA, Info, error)
+	// Model names the installed model.
+	Model() string
 }
 
 // Diffusion is an Inpainter backed by an installed inpainting model.
@@ -153,4 +155,49 @@ func insideDistance(m *image.Gray) []float64 {
 		d[i] = math.Sqrt(v)
 	}
 	return d
+}
+
+// Generator makes an image from text.
+type Generator interface {
+	// Generate makes a w×h image (scaled from the model's working size).
+	Generate(ctx context.Context, w, h int, p Prompt) (*image.NRGBA, Info, error)
+	// Model names the installed model.
+	Model() string
+}
+
+// TextToImage is a Generator backed by an installed text-to-image model.
+type TextToImage struct {
+	m *diffusion.Model
+}
+
+// NewTextToImage wraps a text-to-image model (a 4-channel UNet).
+func NewTextToImage(m *diffusion.Model) (*TextToImage, error) {
+	if m.Task() != diffusion.TextToImage {
+		return nil, fmt.Errorf("generative: model %s is %s, not %s", m.Name(), m.Task(), diffusion.TextToImage)
+	}
+	return &TextToImage{m: m}, nil
+}
+
+// Model is the wrapped model's name.
+func (t *TextToImage) Model() string { return t.m.Name() }
+
+// Generate runs the model at a working size of the requested aspect (the
+// longest side the model's native size) and scales the result to w×h.
+func (t *TextToImage) Generate(ctx context.Context, w, h int, p Prompt) (*image.NRGBA, Info, error) {
+	ww, wh := workSize(w, h, t.m.DefaultSize())
+	req := diffusion.Request{Prompt: p.Text, NegativePrompt: p.Negative, Seed: p.Seed, Steps: p.Steps,
+		Guidance: p.Guidance, Width: ww, Height: wh, Progress: p.Progress}
+	if req.Steps == 0 {
+		req.Steps = DefaultSteps
+	}
+	if req.Guidance == 0 {
+		req.Guidance = DefaultGuidance
+	}
+	res, err := t.m.Generate(ctx, req)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("generative: %w", err)
+	}
+	info := Info{Model: t.m.Name(), Task: t.m.Task(), Method: res.Method, Steps: req.Steps, Seed: res.Seed,
+		Guidance: req.Guidance, Strength: 1, Prompt: p.Text}
+	return imaging.Resize(res.Image, w, h, imaging.Lanczos), info, nil
 }

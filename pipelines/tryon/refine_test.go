@@ -64,6 +64,8 @@ func (blackout) Inpaint(_ context.Context, img image.Image, _ *image.Gray, p gen
 	return out, generative.Info{Model: "blackout", Seed: p.Seed}, nil
 }
 
+func (blackout) Model() string { return "blackout" }
+
 // TestFailedRefinementFallsBack: a refinement that fails the self-checks is
 // dropped for the reference result, and the note names the failed check.
 func TestFailedRefinementFallsBack(t *testing.T) {
