@@ -147,6 +147,21 @@ func IsTransient(err error) bool {
 	return errors.As(err, &pe) && pe.Transient
 }
 
+// GenerativeUser is implemented by pipelines that can run generative
+// stages: GenerativeModels names the installed generative models the
+// pipeline uses on this node (none: it runs its reference path only).
+type GenerativeUser interface {
+	GenerativeModels() []string
+}
+
+// GenerativeModels is p's generative models, or nil.
+func GenerativeModels(p Pipeline) []string {
+	if g, ok := p.(GenerativeUser); ok {
+		return g.GenerativeModels()
+	}
+	return nil
+}
+
 // Registry maps model_name to a pipeline.
 type Registry struct {
 	m     map[string]Pipeline

@@ -54,6 +54,14 @@ func (pl *Pipeline) WithInpainter(inp generative.Inpainter) *Pipeline {
 	return pl
 }
 
+// GenerativeModels implements pipelines.GenerativeUser.
+func (pl *Pipeline) GenerativeModels() []string {
+	if pl.inp == nil {
+		return nil
+	}
+	return []string{pl.inp.Model()}
+}
+
 // New returns the pipeline. presets may be nil; with a library,
 // modelImageUrl may name a preset as "preset:<id>".
 func New(p models.Perception, lib *presets.Library) *Pipeline {

@@ -42,6 +42,14 @@ func (pl *Pipeline) WithInpainter(inp generative.Inpainter) *Pipeline {
 	return pl
 }
 
+// GenerativeModels implements pipelines.GenerativeUser.
+func (pl *Pipeline) GenerativeModels() []string {
+	if pl.inp == nil {
+		return nil
+	}
+	return []string{pl.inp.Model()}
+}
+
 // Name implements pipelines.Pipeline.
 func (*Pipeline) Name() string { return "tryon" }
 

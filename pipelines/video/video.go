@@ -65,6 +65,14 @@ func New(p models.Perception, opts Options) *Pipeline {
 // Name implements pipelines.Pipeline.
 func (*Pipeline) Name() string { return "image-to-video" }
 
+// GenerativeModels implements pipelines.GenerativeUser.
+func (p *Pipeline) GenerativeModels() []string {
+	if p.opts.Inpainter == nil {
+		return nil
+	}
+	return []string{p.opts.Inpainter.Model()}
+}
+
 // Inputs are the normalised inputs of image-to-video.
 type Inputs = pipelines.ImageToVideoInputs
 
