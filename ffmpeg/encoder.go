@@ -168,6 +168,7 @@ func NewEncoder(ctx context.Context, o Options) (*Encoder, error) {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, o.Binary, o.args()...)
+	ownProcessGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	e := &Encoder{opts: o, cmd: cmd, stderr: &tailBuffer{max: 4096}, need: o.Frames(), ctx: ctx,
 		frameSz: o.Width * o.Height * 4}

@@ -75,6 +75,7 @@ type probeJSON struct {
 func Probe(ctx context.Context, path string) (*ProbeInfo, error) {
 	cmd := exec.CommandContext(ctx, ProbeBinary, "-v", "error", "-print_format", "json",
 		"-show_format", "-show_streams", path)
+	ownProcessGroup(cmd)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -154,6 +155,7 @@ func FrameAt(ctx context.Context, path string, t float64) (*image.RGBA, error) {
 	cmd := exec.CommandContext(ctx, FFmpegBinary, "-hide_banner", "-nostdin", "-loglevel", "error",
 		"-i", path, "-ss", strconv.FormatFloat(t, 'f', 4, 64), "-frames:v", "1",
 		"-f", "rawvideo", "-pix_fmt", "rgba", "pipe:1")
+	ownProcessGroup(cmd)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
