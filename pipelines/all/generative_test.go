@@ -9,6 +9,7 @@ import (
 
 	"fashiond/diffusion"
 	"fashiond/inference"
+	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
 )
 
@@ -50,5 +51,27 @@ func TestOpenGenerativeByRole(t *testing.T) {
 	_, _, err = OpenGenerative(ctx, rt, dir, false, log)
 	if err == nil || !strings.Contains(err.Error(), "inp-a") || !strings.Contains(err.Error(), "inp-b") {
 		t.Fatalf("two inpainting models: %v", err)
+	}
+}
+
+// TestRegistryReportsGenerativeModels: with an inpainting model the
+// pipelines that use it name it; the others name none.
+func TestRegistryReportsGenerativeModels(t *testing.T) {
+	inp := pipelinetest.ContractInpainter(t)
+	reg, _ := Registry(pipelinetest.Perception(t), nil, Generative{Inpainter: inp})
+	want := map[string]bool{"prompt-tryon": true, "tryon": true, "image-to-video": true}
+	for _, name := range reg.Names() {
+		p, _ := reg.Get(name)
+		got := pipelines.GenerativeModels(p)
+		if want[name] != (len(got) == 1 && got[0] == "oracle-inpaint") {
+			t.Errorf("%s: generative models %v", name, got)
+		}
+	}
+	reg, _ = Registry(pipelinetest.Perception(t), nil, Generative{})
+	for _, name := range reg.Names() {
+		p, _ := reg.Get(name)
+		if got := pipelines.GenerativeModels(p); len(got) != 0 {
+			t.Errorf("%s without generative models: %v", name, got)
+		}
 	}
 }
