@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -114,6 +115,9 @@ func (s *Server) launch(ctx context.Context) error {
 		"--requirepass", s.password, "--protected-mode", "yes",
 		"--maxmemory", s.opts.MaxMemory, "--maxmemory-policy", "noeviction",
 		"--daemonize", "no", "--logfile", "", "--loglevel", "warning")
+	// A process group of its own: the terminal's Ctrl-C reaches fashiond
+	// only, which stops the server last, after the running jobs.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, _ := cmd.StderrPipe()
 	cmd.Stdout = nil
 	if err := cmd.Start(); err != nil {

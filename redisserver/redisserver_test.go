@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -142,5 +143,35 @@ func TestMemoryPolicy(t *testing.T) {
 	}
 	if got, _ := c.DBSize(ctx).Result(); got != int64(n) {
 		t.Fatalf("%d keys, want the %d written", got, n)
+	}
+}
+
+// TestOwnProcessGroup: redis-server runs in a process group of its own, so a
+// terminal's Ctrl-C reaches fashiond only (issue 12: the private server was
+// reported dead and restarted on every Ctrl-C); after Close it is gone.
+func TestOwnProcessGroup(t *testing.T) {
+	if !Available("") {
+		t.Fatal("redis-server is not installed (make setup installs it)")
+	}
+	s, err := Start(context.Background(), Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.mu.Lock()
+	pid := s.cmd.Process.Pid
+	s.mu.Unlock()
+	pgid, err := syscall.Getpgid(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pgid != pid || pgid == syscall.Getpgrp() {
+		t.Fatalf("redis-server pid %d is in process group %d (ours %d), want a group of its own", pid, pgid, syscall.Getpgrp())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("redis-server %d still exists after Close", pid)
 	}
 }
