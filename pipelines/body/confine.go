@@ -129,3 +129,33 @@ func absDiff(a, b uint8) uint8 {
 	}
 	return b - a
 }
+
+// Several reports whether the photo shows more than one person: then an
+// edit that moves or re-renders the person (re-posing, a new view) works
+// on the subject alone and is confined with ConfineMoved.
+func (a *Analysis) Several() bool { return len(a.People) > 1 }
+
+// ConfineMoved confines an edit that moved the subject: edited keeps its
+// pixels on the union of the subject's old region and moved (the
+// re-rendered person's coverage, image-sized, nil for none) and across the
+// blend band around it, and is exactly orig elsewhere and on every other
+// person's region (the others stay pixel-identical even where the moved
+// subject would overlap them). It returns the result and the alpha used.
+func (a *Analysis) ConfineMoved(orig, edited image.Image, moved *image.Gray) (*image.RGBA, *image.Gray) {
+	region := image.NewGray(image.Rect(0, 0, a.W, a.H))
+	copy(region.Pix, a.SubjectPerson().Region.Pix)
+	if moved != nil {
+		for i, v := range moved.Pix {
+			if v >= MaskThreshold {
+				region.Pix[i] = 255
+			}
+		}
+	}
+	alpha := BandAlpha(region, a.Band())
+	for i, v := range a.OthersMask().Pix {
+		if v != 0 {
+			alpha.Pix[i] = 0
+		}
+	}
+	return Confine(orig, edited, alpha), alpha
+}

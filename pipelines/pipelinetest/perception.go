@@ -4,13 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
 
 	"fashiond/inference"
 	"fashiond/models"
+	"fashiond/models/testenv"
 )
 
 var (
@@ -30,14 +30,7 @@ var (
 func Perception(t testing.TB) models.Perception {
 	t.Helper()
 	percOnce.Do(func() {
-		lib := os.Getenv("FASHIOND_ORT_LIB")
-		if lib == "" {
-			lib = filepath.Join(Root(), ".deps", "onnxruntime", "1.30.0", "libonnxruntime.so.1")
-		}
-		dir := os.Getenv("FASHIOND_MODELS_DIR")
-		if dir == "" {
-			dir = filepath.Join(Root(), "data", "models")
-		}
+		lib, dir := testenv.ORTLib(), testenv.ModelsDir()
 		ctx := context.Background()
 		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		rt, err := inference.Open(ctx, inference.Config{LibPath: lib, IntraOpThreads: min(2, runtime.NumCPU()), Device: "cpu"}, log)

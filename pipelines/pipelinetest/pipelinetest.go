@@ -10,7 +10,6 @@ import (
 	"image"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -20,21 +19,21 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"fashiond/fetch"
+	"fashiond/models/testenv"
 )
 
-// Root is the repository root (found from this file's location).
-func Root() string {
-	_, f, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(f), "..", ".."))
-}
+// Root is the repository root (testenv.Root).
+func Root() string { return testenv.Root() }
 
-// Testdata is ../shared/testdata beside the repository, or FASHIOND_TESTDATA.
+// WritePNG writes img as name under FASHIOND_TEST_OUT for people to look
+// at; nothing when the variable is unset (testenv.WritePNG).
+func WritePNG(t testing.TB, name string, img image.Image) { testenv.WritePNG(t, name, img) }
+
+// Testdata is ../shared/testdata beside the repository, or FASHIOND_TESTDATA
+// (testenv.Testdata); the test fails when it is missing.
 func Testdata(t testing.TB) string {
 	t.Helper()
-	d := os.Getenv("FASHIOND_TESTDATA")
-	if d == "" {
-		d = filepath.Join(Root(), "..", "shared", "testdata")
-	}
+	d := testenv.Testdata()
 	if _, err := os.Stat(d); err != nil {
 		t.Fatalf("test data not found at %s: %v", d, err)
 	}

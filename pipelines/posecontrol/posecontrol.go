@@ -23,6 +23,7 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
+	"fashiond/pipelines/body"
 	"fashiond/pipelines/scene"
 	"fashiond/pipelines/selfcheck"
 )
@@ -117,7 +118,15 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		ratio = models.RatioOf(b.Dx(), b.Dy())
 	}
 	progress("layers", 0.08, "")
-	sc, err := scene.Layers(ctx, pl.p, work, scene.Options{})
+	a, err := pl.people(ctx, work)
+	if err != nil {
+		return nil, err
+	}
+	var opt scene.Options
+	if a != nil && a.Several() {
+		opt.Subject = a.EditAlpha()
+	}
+	sc, err := scene.Layers(ctx, pl.p, work, opt)
 	if err != nil {
 		return nil, asJobError(err)
 	}
@@ -188,11 +197,17 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			}
 			return nil, pipelines.Failf("poses[%d]: %v", i, err)
 		}
-		checks := []pipelines.Check{selfcheck.Hole(sc.Image, r.Image)}
+		final, checks, note, err := pl.measure(ctx, sc.Image, sc.PersonMask, rp.S, r, a)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
 		if err := pipelines.CheckError(fmt.Sprintf("pose-control: poses[%d]", i), checks); err != nil {
 			return nil, err
 		}
-		out, err := pl.p.ToTier(ctx, r.Image, in.Quality, ratio)
+		out, err := pl.p.ToTier(ctx, final, in.Quality, ratio)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -203,6 +218,51 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	}
 	progress("done", 1, "")
 	return res, nil
+}
+
+// people analyses the people of the working image (body package). A photo
+// without any person gives nil: the scene's own test then fails the job
+// with its reason.
+func (pl *Pipeline) people(ctx context.Context, work *image.RGBA) (*body.Analysis, error) {
+	a, err := body.Analyze(ctx, pl.p, work)
+	switch {
+	case errors.Is(err, body.ErrNoPerson):
+		return nil, nil
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, pipelines.Transientf("pose-control: perception failed: %v", err)
+	}
+	return a, nil
+}
+
+// measure confines a re-posed image to the subject on a photo of several
+// people (a.Several()) and measures it: changed_outside_subject (several
+// people only), largest_hole (new black regions), largest_tear (the
+// inpainted plate showing through the re-posed body; was is the scene's
+// person mask) and pose_agreement. It returns the final
+// image, its checks and a note naming the subject ("" for one person).
+func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gray, source Skeleton, r *Rendered, a *body.Analysis) (*image.RGBA, []pipelines.Check, string, error) {
+	final := r.Image
+	var checks []pipelines.Check
+	var person *image.Gray
+	band, note := 0.0, ""
+	if a != nil && a.Several() {
+		var alpha *image.Gray
+		final, alpha = a.ConfineMoved(src, r.Image, r.Alpha)
+		checks = append(checks, selfcheck.ChangedOutside(src, final, alpha))
+		person, band = r.Alpha, a.Band()
+		note = fmt.Sprintf("subject: %s; only the subject is re-posed, the other people and the rest of the photo are unchanged", a.Rule)
+	}
+	checks = append(checks, selfcheck.Hole(src, final), selfcheck.Tear(final, was, r.Alpha))
+	agree, err := PoseAgreement(ctx, pl.p, final, person, band, source, r.Target)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, "", ctx.Err()
+		}
+		return nil, nil, "", pipelines.Transientf("pose-control: %v", err)
+	}
+	return final, append(checks, agree), note, nil
 }
 
 func asJobError(err error) error {

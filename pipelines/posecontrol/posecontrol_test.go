@@ -3,6 +3,7 @@ package posecontrol
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"math"
@@ -468,7 +469,7 @@ func TestRunOrderAndSizes(t *testing.T) {
 		{Type: "custom", Text: "arms raised"},
 		{Type: "template", CDNURL: "file:images/fashn_model.webp", Title: "seated"},
 		{Type: "custom", Text: "t-pose, looking left"},
-		{Type: "template", CDNURL: "file:images/astronaut.png"},
+		{Type: "template", CDNURL: "file:images/fashn_garment.webp", Title: "own pose"},
 	}}
 	res, err := New(p).Run(ctx, request(t, in))
 	if err != nil {
@@ -519,6 +520,22 @@ func TestRunOrderAndSizes(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(res.Outputs[2].Notes, ";"), "t-pose, looking left") {
 		t.Fatalf("notes of the text pose: %q", res.Outputs[2].Notes)
+	}
+}
+
+// TestRunFailsOnTear: the astronaut's tilted pose on the half-body
+// garment model opens a wedge of background down the left of the torso
+// (0.84% of the image); the job fails naming largest_tear instead of
+// returning the torn image.
+func TestRunFailsOnTear(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	in := Inputs{ModelImage: "file:images/fashn_garment.webp", Quality: "1k", Poses: []PoseSpec{
+		{Type: "template", CDNURL: "file:images/astronaut.png"},
+	}}
+	_, err := New(p).Run(context.Background(), request(t, in))
+	var pe *pipelines.Error
+	if !errors.As(err, &pe) || pe.Transient || !strings.Contains(pe.Msg, "pose-control: poses[0]: self-check largest_tear failed") {
+		t.Fatalf("error %v, want a permanent job error naming largest_tear", err)
 	}
 }
 

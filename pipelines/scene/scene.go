@@ -34,7 +34,17 @@ const minPresence = 0.6
 type Options struct {
 	// WithDepth asks for depth maps (model when installed, else a fallback).
 	WithDepth bool
+	// Subject (optional, image-sized, 255 on) is where the one person to
+	// layer may be: on photos of several people, the chosen subject's
+	// region with its blend band (body.Analysis). The pose is estimated
+	// with everything outside it greyed out, and the person layer is
+	// limited to it, so the other people stay in the background plate.
+	Subject *image.Gray
 }
+
+// subjectGrey is the level that hides everything outside Options.Subject
+// from the pose model.
+const subjectGrey = 128
 
 // Scene is an image split into layers. All rasters share the image's size
 // and origin (0,0).
@@ -81,7 +91,7 @@ func Layers(ctx context.Context, p models.Perception, img image.Image, o Options
 	}
 	s := &Scene{Image: src}
 
-	pose, err := p.Pose(ctx, src)
+	pose, err := p.Pose(ctx, OnlySubject(src, o.Subject))
 	if err != nil {
 		return nil, fmt.Errorf("scene: pose: %w", err)
 	}
@@ -98,7 +108,7 @@ func Layers(ctx context.Context, p models.Perception, img image.Image, o Options
 		return nil, err
 	}
 	s.Parsing = parse
-	s.PersonMask = refineMask(w, h, sel, pose, parse)
+	s.PersonMask = limitTo(refineMask(w, h, sel, pose, parse), o.Subject)
 	area := MaskArea(s.PersonMask)
 	s.HasPerson = area > 0.005*float64(w*h)
 	if s.HasPerson && (pose == nil || pose.Presence < minPresence) {
@@ -141,6 +151,37 @@ func Layers(ctx context.Context, p models.Perception, img image.Image, o Options
 		}
 	}
 	return s, nil
+}
+
+// OnlySubject is src with every pixel outside subject (nil: none) set to
+// subjectGrey.
+func OnlySubject(src *image.RGBA, subject *image.Gray) *image.RGBA {
+	if subject == nil {
+		return src
+	}
+	out := image.NewRGBA(src.Rect)
+	copy(out.Pix, src.Pix)
+	w, h := src.Rect.Dx(), src.Rect.Dy()
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			if subject.Pix[y*subject.Stride+x] < 128 {
+				i := y*out.Stride + x*4
+				out.Pix[i], out.Pix[i+1], out.Pix[i+2] = subjectGrey, subjectGrey, subjectGrey
+			}
+		}
+	}
+	return out
+}
+
+// limitTo scales m by subject (nil: m unchanged): m * subject / 255.
+func limitTo(m, subject *image.Gray) *image.Gray {
+	if subject == nil {
+		return m
+	}
+	for i, v := range subject.Pix {
+		m.Pix[i] = uint8((int(m.Pix[i])*int(v) + 127) / 255)
+	}
+	return m
 }
 
 // refineMask combines the selfie segmentation with the pose model's mask,

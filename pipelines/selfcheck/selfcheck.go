@@ -27,6 +27,7 @@ const (
 	NameFaceChange     = "face_region_change"
 	NameFaceFound      = "face_similarity"
 	NameHole           = "largest_hole"
+	NameTear           = "largest_tear"
 )
 
 // Limits of the checks.
@@ -50,6 +51,18 @@ const (
 	// HoleLevel: a pixel whose channels are all at most this level is
 	// black (a hole candidate) when the input was not black there.
 	HoleLevel = 12
+	// MaxTearFrac is the largest torn region (Tear) allowed, as a fraction
+	// of the output image (0.5%: the gross tears; the small wedges at a
+	// moved arm's armpit, about 0.3-0.45% on the project's test photos,
+	// pass).
+	MaxTearFrac = 0.005
+	// TearOpenFrac is the opening radius, as a fraction of the image
+	// diagonal, that removes thin slivers from a Tear region.
+	TearOpenFrac = 0.005
+	// TornCloseFrac is the closing radius, as a fraction of the image
+	// diagonal, that makes a re-rendered person's silhouette for Tear
+	// (gaps narrower than about twice this are inside the body).
+	TornCloseFrac = 0.02
 	// faceSideInset and faceTopInset trim the face box for FaceChange.
 	faceSideInset = 0.15
 	faceTopInset  = 0.1
@@ -113,9 +126,39 @@ func Hole(orig, out image.Image) pipelines.Check {
 	return pipelines.MaxCheck(NameHole, round4(LargestHole(o, e)), MaxHoleFrac)
 }
 
+// Tear measures the largest torn region of an output that re-rendered a
+// person over an inpainted background plate: a connected region where the
+// person used to be (was: the input's person mask, 255 on), the
+// re-rendered person (person: its coverage) no longer is, and yet it lies
+// inside the re-rendered silhouette closed by TornCloseFrac of the image
+// diagonal: background-coloured plate showing through a gap in the body
+// (an arm torn from the shoulder, a wedge in the torso) rather than
+// background beside it. Slivers thinner than twice TearOpenFrac of the
+// diagonal (a thin gap between an arm and the torso) are opened away. The
+// masks have out's size.
+func Tear(out image.Image, was, person *image.Gray) pipelines.Check {
+	b := out.Bounds()
+	w, h := b.Dx(), b.Dy()
+	if was.Rect.Size() != b.Size() || person.Rect.Size() != b.Size() {
+		return pipelines.MaxCheck(NameTear, 1, MaxTearFrac)
+	}
+	closed := mask.Close(mask.Binary(person, 128), TornCloseFrac*math.Hypot(float64(w), float64(h)))
+	g := image.NewGray(image.Rect(0, 0, w, h))
+	for i := range g.Pix {
+		if was.Pix[i] >= 128 && person.Pix[i] < 128 && closed.Pix[i] >= 128 {
+			g.Pix[i] = 255
+		}
+	}
+	g = mask.Open(g, TearOpenFrac*math.Hypot(float64(w), float64(h)))
+	return pipelines.MaxCheck(NameTear, round4(largestFrac(g)), MaxTearFrac)
+}
+
 // LargestHole is the area fraction of the largest new black region (see
 // Hole); orig and out have the same size.
-func LargestHole(orig, out *image.RGBA) float64 {
+func LargestHole(orig, out *image.RGBA) float64 { return largestFrac(newBlack(orig, out)) }
+
+// newBlack marks (255) the pixels black in out and not in orig.
+func newBlack(orig, out *image.RGBA) *image.Gray {
 	w, h := out.Rect.Dx(), out.Rect.Dy()
 	g := image.NewGray(image.Rect(0, 0, w, h))
 	for y := 0; y < h; y++ {
@@ -125,12 +168,17 @@ func LargestHole(orig, out *image.RGBA) float64 {
 			}
 		}
 	}
+	return g
+}
+
+// largestFrac is the area fraction of g's largest 4-connected region.
+func largestFrac(g *image.Gray) float64 {
 	_, sizes := mask.Components(g)
 	largest := 0
 	for _, s := range sizes[1:] {
 		largest = max(largest, s)
 	}
-	return float64(largest) / float64(w*h)
+	return float64(largest) / float64(g.Rect.Dx()*g.Rect.Dy())
 }
 
 func black(p []uint8) bool { return p[0] <= HoleLevel && p[1] <= HoleLevel && p[2] <= HoleLevel }

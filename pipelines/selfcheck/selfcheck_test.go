@@ -100,3 +100,41 @@ func TestCheckErrorMessage(t *testing.T) {
 		t.Errorf("err = %v, want %q", err, want)
 	}
 }
+
+// TestTear: a 40x60 person (rows 20..80, columns 30..70) in a 100x100
+// output; the re-rendered person either covers the old place, moved its
+// arm leaving background beside the body (no tear), or left a gap inside
+// its silhouette (a tear of 40x4 = 1.6%, or 4x60 = 2.4%).
+func TestTear(t *testing.T) {
+	rect := func(rs ...image.Rectangle) *image.Gray {
+		g := image.NewGray(image.Rect(0, 0, 100, 100))
+		for _, r := range rs {
+			draw.Draw(g, r, image.White, image.Point{}, draw.Src)
+		}
+		return g
+	}
+	was := rect(image.Rect(30, 20, 70, 80), image.Rect(70, 30, 80, 70)) // body and an arm at its side
+	out := grey(100, 100, 128)
+	tests := []struct {
+		name   string
+		person *image.Gray
+		want   float64
+		pass   bool
+	}{
+		{"same place", rect(image.Rect(30, 20, 70, 80), image.Rect(70, 30, 80, 70)), 0, true},
+		{"arm raised beside", rect(image.Rect(30, 20, 70, 80), image.Rect(70, 0, 80, 20)), 0, true},
+		{"small gap in the body", rect(image.Rect(30, 20, 70, 50), image.Rect(30, 54, 70, 80), image.Rect(70, 30, 80, 70)), 0.016, false},
+		{"torso split top to bottom", rect(image.Rect(30, 20, 45, 80), image.Rect(49, 20, 70, 80), image.Rect(70, 30, 80, 70)), 0.024, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Tear(out, was, tc.person)
+			if c.Name != NameTear || c.Pass != tc.pass || c.Value < tc.want*0.9 || c.Value > tc.want*1.1+1e-9 {
+				t.Errorf("Tear = %+v, want value %.4f pass %v", c, tc.want, tc.pass)
+			}
+		})
+	}
+	if c := Tear(out, was, image.NewGray(image.Rect(0, 0, 10, 10))); c.Pass {
+		t.Errorf("size mismatch passed: %+v", c)
+	}
+}
