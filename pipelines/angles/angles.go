@@ -14,12 +14,14 @@ package angles
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"math"
 
 	"fashiond/models"
 	"fashiond/pipelines"
+	bodypkg "fashiond/pipelines/body"
 	"fashiond/pipelines/scene"
 	"fashiond/pipelines/selfcheck"
 )
@@ -65,6 +67,10 @@ type View struct {
 	Image  *image.RGBA
 	Method string
 	Notes  []string
+	// Confine is the blend alpha of a subject re-rendered in place on a
+	// photo of several people (nil otherwise): zero where the photo is
+	// kept pixel-identical.
+	Confine *image.Gray
 }
 
 // Run implements pipelines.Pipeline.
@@ -132,7 +138,11 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 		if err != nil {
 			return nil, err
 		}
-		checks := []pipelines.Check{selfcheck.Hole(r.s.Image, v.Image)}
+		var checks []pipelines.Check
+		if v.Confine != nil {
+			checks = append(checks, selfcheck.ChangedOutside(r.s.Image, v.Image, v.Confine))
+		}
+		checks = append(checks, selfcheck.Hole(r.s.Image, v.Image))
 		if err := pipelines.CheckError("angle-generation: angle "+id, checks); err != nil {
 			return nil, err
 		}
@@ -156,6 +166,9 @@ type Renderer struct {
 	body  *body
 	parse *models.Parsing
 	faces []models.Face
+	// several is the people analysis of a photo of several people (nil
+	// otherwise): the subject is re-rendered in place (inPlace).
+	several *bodypkg.Analysis
 }
 
 // Prepare splits the photo into layers once for all angles.
@@ -169,7 +182,15 @@ func (p *Pipeline) Prepare(ctx context.Context, img image.Image) (*Renderer, err
 		k := math.Sqrt(float64(maxWorkPixels) / float64(px))
 		work = scene.Resize(img, max(1, int(float64(b.Dx())*k)), max(1, int(float64(b.Dy())*k)))
 	}
-	s, err := scene.Layers(ctx, p.p, work, scene.Options{WithDepth: true})
+	a, err := p.people(ctx, work)
+	if err != nil {
+		return nil, err
+	}
+	opt := scene.Options{WithDepth: true}
+	if a != nil {
+		opt.Subject = a.EditAlpha()
+	}
+	s, err := scene.Layers(ctx, p.p, work, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +201,52 @@ func (p *Pipeline) Prepare(ctx context.Context, img image.Image) (*Renderer, err
 	if err != nil {
 		return nil, err
 	}
-	return &Renderer{s: s, body: newBody(s), parse: s.Parsing, faces: faces}, nil
+	if a != nil {
+		// The back view replaces the subject's face, not a neighbour's.
+		faces = nil
+		if f := a.SubjectPerson().Face; f != nil {
+			faces = []models.Face{*f}
+		}
+	}
+	return &Renderer{s: s, body: newBody(s), parse: s.Parsing, faces: faces, several: a}, nil
+}
+
+// people analyses the people of the working image: the analysis when the
+// photo shows several people (the subject alone is re-rendered), nil for
+// one person or none (the scene's own test then decides).
+func (p *Pipeline) people(ctx context.Context, work *image.RGBA) (*bodypkg.Analysis, error) {
+	a, err := bodypkg.Analyze(ctx, p.p, work)
+	switch {
+	case errors.Is(err, bodypkg.ErrNoPerson):
+		return nil, nil
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, pipelines.Transientf("angle-generation: perception failed: %v", err)
+	case !a.Several():
+		return nil, nil
+	}
+	return a, nil
+}
+
+// inPlace composes the re-rendered subject over the background plate at
+// the photo's own geometry (no re-framing, no mirrored or shifted plate:
+// those would move the other people) and confines it to the subject's old
+// and new regions (body.Analysis.ConfineMoved), on a photo of several
+// people.
+func (r *Renderer) inPlace(v *View, person *image.RGBA, alpha *image.Gray) {
+	// A view mirrored across the frame (back) is moved back to where the
+	// subject stands: the layer's box centred on the subject's box.
+	at := image.Point{}
+	if box := scene.MaskBounds(alpha, 128); !box.Empty() {
+		sb := r.several.SubjectPerson().Box
+		at.X = (sb.Min.X + sb.Max.X - box.Min.X - box.Max.X) / 2
+	}
+	canvas := image.NewRGBA(r.s.Background.Rect)
+	copy(canvas.Pix, r.s.Background.Pix)
+	scene.Composite(canvas, person, alpha, at)
+	v.Image, v.Confine = r.several.ConfineMoved(r.s.Image, canvas, shiftGray(alpha, at.X))
+	v.Notes = append(v.Notes, fmt.Sprintf("subject: %s; only the subject is re-rendered, in place: the other people, the background and the framing are unchanged", r.several.Rule))
 }
 
 // Render renders one angle framed to ratio (before the tier step).
@@ -241,6 +307,10 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 	default:
 		return nil, fmt.Errorf("angles: unknown angle %q", id)
 	}
+	if r.several != nil {
+		r.inPlace(v, person, alpha)
+		return v, nil
+	}
 	v.Image = reframe(bg, person, alpha, ratio)
 	return v, nil
 }
@@ -266,4 +336,20 @@ func reframe(bg, person *image.RGBA, alpha *image.Gray, ratio string) *image.RGB
 	canvas := scene.ExtendAt(bg, cw, h, image.Pt(ox, 0))
 	scene.Composite(canvas, person, alpha, image.Pt(ox, 0))
 	return canvas
+}
+
+// shiftGray returns g moved dx pixels to the right (0 where nothing moved
+// in).
+func shiftGray(g *image.Gray, dx int) *image.Gray {
+	if dx == 0 {
+		return g
+	}
+	w, h := g.Rect.Dx(), g.Rect.Dy()
+	out := image.NewGray(g.Rect)
+	for y := 0; y < h; y++ {
+		for x := max(0, dx); x < min(w, w+dx); x++ {
+			out.Pix[y*out.Stride+x] = g.Pix[y*g.Stride+x-dx]
+		}
+	}
+	return out
 }
