@@ -47,12 +47,17 @@ func cmdKeys(args []string) error {
 	if err := fs.Parse(rest[1:]); err != nil {
 		return err
 	}
+	if err := cfg.Finish(); err != nil {
+		return err
+	}
 	action, rest := rest[0], fs.Args()
-	log := newLogger(cfg)
+	log := newLogger(*cfg)
 	ctx := context.Background()
+	// A private redis-server started for this command is stopped when it
+	// returns: with serve stopped, nothing is left running.
 	var cl stack
 	defer cl.Close()
-	svc, _, _, err := openService(ctx, cfg, log, true, &cl)
+	svc, _, _, err := openService(ctx, *cfg, log, true, &cl, &cl)
 	if err != nil {
 		return err
 	}

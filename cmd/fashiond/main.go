@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 
 	"fashiond/config"
 )
@@ -49,8 +52,12 @@ func main() {
 		os.Exit(2)
 	}
 	name := os.Args[1]
-	if name == "-h" || name == "--help" || name == "help" {
+	switch name {
+	case "-h", "-help", "--help", "help":
 		usage(os.Stdout)
+		return
+	case "-version", "--version", "-v":
+		fmt.Println("fashiond", version)
 		return
 	}
 	for _, c := range commands() {
@@ -80,9 +87,11 @@ func cmdVersion(args []string) error {
 	return nil
 }
 
-// parseConfig registers the config flags (plus extra ones) and parses args.
-func parseConfig(name, summary string, args []string, extra func(fs *flag.FlagSet)) (config.Config, *flag.FlagSet, error) {
-	var cfg config.Config
+// parseConfig registers the config flags of command name (plus extra ones),
+// parses args and validates. The flags stay bound to the returned config, so
+// a command that parses more arguments with fs (keys) sees their values.
+func parseConfig(name, summary string, args []string, extra func(fs *flag.FlagSet)) (*config.Config, *flag.FlagSet, error) {
+	cfg := new(config.Config)
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fashiond %s [flags]\n\n%s\n\nFlags:\n", name, summary)
@@ -98,21 +107,45 @@ func parseConfig(name, summary string, args []string, extra func(fs *flag.FlagSe
 	return cfg, fs, cfg.Finish()
 }
 
+// newLogger returns the logger cfg asks for and makes it the default, so
+// that every line (the standard log package's and slog's package-level
+// functions included) has the same format: in JSON mode no plain-text line
+// is written.
 func newLogger(cfg config.Config) *slog.Logger {
-	var lvl slog.Level
-	switch strings.ToLower(cfg.LogLevel) {
-	case "debug":
-		lvl = slog.LevelDebug
-	case "warn", "warning":
-		lvl = slog.LevelWarn
-	case "error":
-		lvl = slog.LevelError
-	default:
-		lvl = slog.LevelInfo
-	}
-	opts := &slog.HandlerOptions{Level: lvl}
+	return newLoggerTo(os.Stderr, cfg)
+}
+
+// newLoggerTo is newLogger writing to w.
+func newLoggerTo(w io.Writer, cfg config.Config) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: logLevel(cfg.LogLevel)}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	l := slog.New(h)
+	slog.SetDefault(l)
+	redis.SetLogger(redisLogger{l})
+	return l
+}
+
+// logLevel maps a validated FASHIOND_LOG_LEVEL to its slog level.
+func logLevel(s string) slog.Level {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug
+	case "warn", "warning":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// redisLogger sends go-redis's internal messages (connection pool and
+// failover notices) to slog instead of plain text on stderr.
+type redisLogger struct{ l *slog.Logger }
+
+// Printf logs one go-redis message as a warning.
+func (r redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	r.l.WarnContext(ctx, strings.TrimSpace(fmt.Sprintf(format, v...)), "from", "go-redis")
 }

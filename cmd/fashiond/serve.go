@@ -11,8 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -27,14 +27,29 @@ import (
 	"fashiond/storage"
 )
 
-// stack is what a subcommand opened, closed in reverse order.
-type stack []io.Closer
+// stack is what a subcommand opened, closed in reverse order. It is safe
+// for concurrent use (a second signal closes the child processes while the
+// main goroutine may still be starting), and Close closes each item once.
+type stack struct {
+	mu sync.Mutex
+	cs []io.Closer
+}
 
-func (s *stack) push(c io.Closer) { *s = append(*s, c) }
-func (s stack) Close() error {
+func (s *stack) push(c io.Closer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cs = append(s.cs, c)
+}
+
+// Close closes everything pushed so far, last first, and empties the stack.
+func (s *stack) Close() error {
+	s.mu.Lock()
+	cs := s.cs
+	s.cs = nil
+	s.mu.Unlock()
 	var errs []error
-	for i := len(s) - 1; i >= 0; i-- {
-		if err := s[i].Close(); err != nil {
+	for i := len(cs) - 1; i >= 0; i-- {
+		if err := cs[i].Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -48,7 +63,7 @@ func (f closerFunc) Close() error { return f() }
 // redisURL returns the Redis to use: FASHIOND_REDIS_URL, else (when private
 // is true) a supervised redis-server with AOF in DATA_DIR/redis, else an
 // in-process miniredis (non-persistent, logged loudly).
-func redisURL(ctx context.Context, cfg config.Config, log *slog.Logger, private bool, cl *stack) (string, error) {
+func redisURL(ctx context.Context, cfg config.Config, log *slog.Logger, private bool, children *stack) (string, error) {
 	if cfg.RedisURL != "" {
 		return cfg.RedisURL, nil
 	}
@@ -65,14 +80,14 @@ func redisURL(ctx context.Context, cfg config.Config, log *slog.Logger, private 
 		if err != nil {
 			return "", err
 		}
-		cl.push(srv)
+		children.push(srv)
 		return srv.URL(), nil
 	}
 	m := miniredis.NewMiniRedis()
 	if err := m.Start(); err != nil {
 		return "", fmt.Errorf("embedded redis: %w", err)
 	}
-	cl.push(closerFunc(func() error { m.Close(); return nil }))
+	children.push(closerFunc(func() error { m.Close(); return nil }))
 	log.Warn("redis-server is not installed: using an IN-PROCESS, NON-PERSISTENT Redis (miniredis). Keys, credits and queued jobs are LOST on restart. Install redis-server (make setup) or set FASHIOND_REDIS_URL.")
 	return "redis://" + m.Addr(), nil
 }
@@ -91,12 +106,14 @@ func fetchPolicy(cfg config.Config) (fetch.Policy, error) {
 	return p, nil
 }
 
-func openService(ctx context.Context, cfg config.Config, log *slog.Logger, private bool, cl *stack) (*jobs.Service, *storage.Local, fetch.Policy, error) {
+// openService opens the job service; a private Redis it starts is pushed on
+// children (closed after everything on cl), the service on cl.
+func openService(ctx context.Context, cfg config.Config, log *slog.Logger, private bool, cl, children *stack) (*jobs.Service, *storage.Local, fetch.Policy, error) {
 	pol, err := fetchPolicy(cfg)
 	if err != nil {
 		return nil, nil, pol, err
 	}
-	url, err := redisURL(ctx, cfg, log, private, cl)
+	url, err := redisURL(ctx, cfg, log, private, children)
 	if err != nil {
 		return nil, nil, pol, err
 	}
@@ -124,17 +141,12 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, priva
 // provisionKeys applies FASHIOND_API_KEYS (key:credits,...). A key that
 // exists already keeps its balance, so a restart never re-grants credits.
 func provisionKeys(ctx context.Context, svc *jobs.Service, spec string, log *slog.Logger) error {
-	for i, item := range strings.Split(spec, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		k, c, ok := strings.Cut(item, ":")
-		n, err := strconv.ParseInt(c, 10, 64)
-		if !ok || k == "" || err != nil || n < 0 {
-			return fmt.Errorf("FASHIOND_API_KEYS: entry %d must be key:credits with credits ≥ 0", strings.Count(spec[:strings.Index(spec, item)], ",")+1)
-		}
-		created, err := svc.ProvisionKey(ctx, k, n)
+	grants, err := config.ParseAPIKeys(spec)
+	if err != nil {
+		return err
+	}
+	for i, g := range grants {
+		created, err := svc.ProvisionKey(ctx, g.Key, g.Credits)
 		if err != nil {
 			return err
 		}
@@ -156,39 +168,38 @@ func startWorker(ctx context.Context, cfg config.Config, log *slog.Logger, svc *
 			models = append(models, m)
 		}
 	}
-	w, err := jobs.NewWorker(svc, reg, fetch.NewLoader(pol), jobs.WorkerOptions{Concurrency: cfg.Concurrency, Models: models, Log: log})
+	w, err := jobs.NewWorker(svc, reg, fetch.NewLoader(pol), jobs.WorkerOptions{
+		Concurrency: cfg.Concurrency, Models: models, Log: log, ShutdownTimeout: cfg.ShutdownGrace,
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := w.Start(); err != nil {
+	if err := w.Start(); err != nil { // logs "worker started"
 		return nil, err
 	}
 	cl.push(closerFunc(func() error { w.Shutdown(); return nil }))
-	log.Info("worker started", "models", w.Models(), "concurrency", cfg.Concurrency)
 	return w, nil
 }
 
-func serveHTTP(ctx context.Context, cfg config.Config, log *slog.Logger, svc *jobs.Service, store *storage.Local, pol fetch.Policy) error {
+// httpShutdownTimeout bounds how long in-flight HTTP requests may finish
+// once a shutdown begins.
+const httpShutdownTimeout = 10 * time.Second
+
+// startHTTP listens on cfg.Addr and serves the API in the background; errc
+// receives Serve's error. The returned server is stopped by drain.
+func startHTTP(cfg config.Config, log *slog.Logger, svc *jobs.Service, store *storage.Local, pol fetch.Policy) (*http.Server, <-chan error, error) {
 	opts := api.Options{Backend: svc, CDN: http.StripPrefix("/cdn", store.Handler()), MaxBodyBytes: cfg.MaxBodyBytes,
 		FetchPolicy: pol, Log: log, Version: version, Limits: limits(cfg)}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	srv := api.NewServer(opts)
 	ln = api.LimitListener(ln, opts.Limits)
 	log.Info("listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "cdn_url", cfg.CDNURL)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down: no new requests; running jobs finish")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return srv.Shutdown(sctx)
+	return srv, errc, nil
 }
 
 // limits are the HTTP server's connection and body limits from cfg.
@@ -203,9 +214,35 @@ func limits(cfg config.Config) api.Limits {
 	}
 }
 
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// signals cancels the returned context at the first SIGINT or SIGTERM (a
+// graceful stop: intake ends, running jobs finish within the grace period,
+// child processes stop last) and calls force at the second one. stop
+// releases the signals.
+func signals(log *slog.Logger, force func()) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			log.Info("signal received: stopping gracefully (send it again to stop at once)", "signal", sig.String())
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case sig := <-ch:
+			log.Warn("second signal: stopping at once; running jobs are re-queued when a worker starts", "signal", sig.String())
+			force()
+		case <-done:
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); close(done); cancel() }
 }
+
+// exitForced is the exit status after a second SIGINT/SIGTERM (128+SIGINT).
+const exitForced = 130
 
 // role is what one of serve, api and worker runs in its process.
 type role struct {
@@ -225,35 +262,74 @@ func cmdAPI(args []string) error    { return runRole(roleAPI, args) }
 func cmdWorker(args []string) error { return runRole(roleWork, args) }
 
 // runRole opens the job service (and Redis), starts a worker and/or the HTTP
-// API, and on SIGINT/SIGTERM stops taking work, lets running jobs finish and
-// closes everything in reverse order.
+// API and runs until SIGINT/SIGTERM; then it stops taking requests and jobs,
+// lets running jobs finish within FASHIOND_SHUTDOWN_GRACE (the rest are
+// re-queued untouched) and closes everything in reverse order, the private
+// redis-server last.
 func runRole(r role, args []string) error {
-	cfg, _, err := parseConfig(r.name, r.summary, args, nil)
+	cfgp, _, err := parseConfig(r.name, r.summary, args, nil)
 	if err != nil {
 		return err
 	}
+	cfg := *cfgp
 	log := newLogger(cfg)
-	ctx, stop := signalContext()
+	var cl, children stack
+	ctx, stop := signals(log, func() {
+		children.Close()
+		os.Exit(exitForced)
+	})
 	defer stop()
-	var cl stack
 	defer func() {
-		if err := cl.Close(); err != nil {
+		// Child processes last: the worker and the service still use Redis.
+		if err := errors.Join(cl.Close(), children.Close()); err != nil {
 			log.Error("shutdown", "err", err)
 		}
 	}()
-	svc, store, pol, err := openService(ctx, cfg, log, r.private, &cl)
+	svc, store, pol, err := openService(ctx, cfg, log, r.private, &cl, &children)
 	if err != nil {
 		return err
 	}
+	var w *jobs.Worker
 	if r.worker {
-		if _, err := startWorker(ctx, cfg, log, svc, pol, &cl); err != nil {
+		if w, err = startWorker(ctx, cfg, log, svc, pol, &cl); err != nil {
 			return err
 		}
 	}
+	var srv *http.Server
+	var errc <-chan error
 	if r.api {
-		return serveHTTP(ctx, cfg, log, svc, store, pol)
+		if srv, errc, err = startHTTP(cfg, log, svc, store, pol); err != nil {
+			return err
+		}
 	}
-	<-ctx.Done()
-	log.Info("worker stopping: running jobs finish")
-	return nil
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	return drain(log, cfg, srv, w)
+}
+
+// drain stops intake at once on both sides (the HTTP server stops accepting,
+// the worker stops dequeuing and un-advertises its models), then waits for
+// in-flight requests and running jobs.
+func drain(log *slog.Logger, cfg config.Config, srv *http.Server, w *jobs.Worker) error {
+	log.Info("shutting down: no new requests or jobs; running jobs finish", "grace", cfg.ShutdownGrace.String())
+	var wg sync.WaitGroup
+	var httpErr error
+	if srv != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
+			defer cancel()
+			httpErr = srv.Shutdown(sctx)
+		}()
+	}
+	if w != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.Shutdown() }()
+	}
+	wg.Wait()
+	return httpErr
 }
