@@ -213,7 +213,7 @@ func TestRedisURLNotEchoed(t *testing.T) {
 // the others still take their environment values.
 func TestCommandFlags(t *testing.T) {
 	tests := []struct {
-		cmd       string
+		cmd        string
 		has, lacks []string
 	}{
 		{"serve", []string{"addr", "redis-url", "device", "queues", "metrics-addr", "shutdown-grace", "models-mirror"}, nil},

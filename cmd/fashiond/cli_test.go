@@ -46,9 +46,9 @@ func TestCLI(t *testing.T) {
 	bin := buildBinary(t)
 	env := append(os.Environ(), "FASHIOND_DATA_DIR="+t.TempDir(), "FASHIOND_REDIS_URL=")
 	tests := []struct {
-		name      string
-		args, env []string
-		wantCode  int
+		name       string
+		args, env  []string
+		wantCode   int
 		has, lacks []string
 	}{
 		{"--version", []string{"--version"}, nil, 0, []string{"fashiond " + version}, nil},
@@ -218,7 +218,7 @@ func waitRunning(t *testing.T, s *server, id string) {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		var j struct {
-			Status   string          `json:"status"`
+			Status   string `json:"status"`
 			Progress *struct {
 				Fraction float64 `json:"fraction"`
 			} `json:"progress"`
