@@ -480,10 +480,7 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 	filter := presets.Filter{Framing: []string{presets.FullBody, presets.UpperBody}}
 	picks := pl.lib.Choose(text, n, 0, filter)
 	if len(picks) == 0 {
-		picks = pl.lib.Choose(text, n, 0, presets.Filter{})
-	}
-	if len(picks) == 0 {
-		return nil, pipelines.Failf("model-create: no preset model matches %q (gender %q)", strings.TrimSpace(text), in.Gender)
+		return nil, pipelines.Failf("model-create: no preset model fits %q: %s; a generated model needs a full-body or upper-body photo", strings.TrimSpace(text), pl.lib.Missing(text, filter))
 	}
 	res := &pipelines.Result{}
 	seen := map[string]int{}

@@ -84,12 +84,34 @@ func writePNG(t testing.TB, name string, img image.Image) {
 	_ = png.Encode(f, img)
 }
 
+// manifestFiles lists the image files the committed preset manifest names.
+func manifestFiles(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "presets", "presets.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Presets []struct {
+			File string `json:"file"`
+		} `json:"presets"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, p := range m.Presets {
+		files = append(files, p.File)
+	}
+	return files
+}
+
 // library opens the built-in presets straight from the test data (the
 // manifest names the test images).
 func library(t *testing.T) *presets.Library {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range []string{"fashn_model.webp", "fashn_garment.webp", "astronaut.png", "gocv_face.jpg"} {
+	for _, f := range manifestFiles(t) {
 		b, err := os.ReadFile(pipelinetest.File(t, "images/"+f))
 		if err != nil {
 			t.Fatal(err)
@@ -438,7 +460,7 @@ func FuzzBodyScale(f *testing.F) {
 func BenchmarkGenerate(b *testing.B) {
 	p := pipelinetest.Perception(b)
 	dir := b.TempDir()
-	for _, f := range []string{"fashn_model.webp", "fashn_garment.webp", "astronaut.png", "gocv_face.jpg"} {
+	for _, f := range manifestFiles(b) {
 		data, _ := os.ReadFile(pipelinetest.File(b, "images/"+f))
 		_ = os.WriteFile(filepath.Join(dir, f), data, 0o644)
 	}

@@ -313,3 +313,29 @@ func (l *Library) Choose(text string, n int, seed int64, filter Filter) []Preset
 	}
 	return out
 }
+
+// Missing says which hard requirement of a request no preset meets: the
+// gender text names (TextGender) together with one of filter's framings.
+// It returns "" when some preset meets both, else a sentence naming the
+// requirement and what the library has, e.g. "no female full-body model
+// (the library has: male full-body, female upper-body)". Pose, setting
+// and tag words are preferences (Score), never requirements.
+func (l *Library) Missing(text string, filter Filter) string {
+	g := TextGender(text)
+	var have []string
+	for _, p := range l.presets {
+		genderOK := g == "" || p.Gender == "" || p.Gender == g
+		if genderOK && (len(filter.Framing) == 0 || slices.Contains(filter.Framing, p.Framing)) {
+			return ""
+		}
+		d := strings.TrimSpace(p.Gender + " " + p.Framing)
+		if !slices.Contains(have, d) {
+			have = append(have, d)
+		}
+	}
+	want := strings.TrimSpace(g + " " + strings.Join(filter.Framing, " or "))
+	if len(have) == 0 {
+		return strings.Replace(fmt.Sprintf("no %s model: the preset library is empty", want), "  ", " ", 1)
+	}
+	return strings.Replace(fmt.Sprintf("no %s model (the library has: %s)", want, strings.Join(have, ", ")), "  ", " ", 1)
+}

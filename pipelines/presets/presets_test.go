@@ -46,8 +46,11 @@ func TestInstalledLibrary(t *testing.T) {
 	want := map[string][2]int{
 		"man-seated-industrial": {832, 1248},
 		"man-standing-studio":   {576, 864},
-		"woman-portrait-studio": {512, 512},
 		"man-face-indoor":       {640, 480},
+		"man-standing-office":   {413, 684},
+		"woman-standing-grass":  {640, 962},
+		"woman-halfbody-side":   {426, 636},
+		"woman-headshot-light":  {698, 790},
 	}
 	all := l.All()
 	if len(all) != len(want) {
@@ -98,18 +101,57 @@ func TestChoose(t *testing.T) {
 		filter Filter
 		want   []string
 	}{
-		{"a woman smiling, studio portrait", 1, Filter{}, []string{"woman-portrait-studio"}},
+		{"a woman smiling, studio portrait", 1, Filter{}, []string{"woman-headshot-light"}},
+		{"a woman standing in a park, full body", 1, Filter{}, []string{"woman-standing-grass"}},
+		{"woman looking back over the shoulder", 1, Filter{Framing: []string{FullBody, UpperBody}}, []string{"woman-halfbody-side"}},
+		{"man standing in an office", 1, Filter{Framing: []string{FullBody}}, []string{"man-standing-office"}},
 		{"man sitting outdoors on concrete, full body", 1, Filter{}, []string{"man-seated-industrial"}},
 		{"young guy standing in a white studio", 1, Filter{}, []string{"man-standing-studio"}},
 		{"close-up headshot of a man with glasses", 1, Filter{}, []string{"man-face-indoor"}},
-		{"female model", 3, Filter{}, []string{"woman-portrait-studio", "woman-portrait-studio", "woman-portrait-studio"}},
-		{"man sitting", 2, Filter{Framing: []string{FullBody, UpperBody}}, []string{"man-seated-industrial", "man-standing-studio"}},
-		{"woman", 1, Filter{Framing: []string{FullBody}}, nil},
+		{"female model", 4, Filter{Framing: []string{UpperBody}}, []string{"woman-halfbody-side", "woman-halfbody-side", "woman-halfbody-side", "woman-halfbody-side"}},
+		{"man sitting", 1, Filter{Framing: []string{FullBody, UpperBody}}, []string{"man-seated-industrial"}},
+		{"woman", 1, Filter{Framing: []string{FullBody}}, []string{"woman-standing-grass"}},
 	}
 	for _, c := range cases {
 		got := ids(l.Choose(c.text, c.n, 1, c.filter))
 		if !slices.Equal(got, c.want) {
 			t.Errorf("Choose(%q, %d, %v) = %v, want %v", c.text, c.n, c.filter, got, c.want)
+		}
+	}
+}
+
+// TestNoAstronautModel: the flight-suit portrait is no fashion model;
+// every female preset is a photo of a woman in clothes a garment can
+// replace.
+func TestNoAstronautModel(t *testing.T) {
+	for _, p := range open(t).All() {
+		if p.File == "astronaut.png" {
+			t.Errorf("preset %s is the astronaut portrait", p.ID)
+		}
+	}
+}
+
+// TestMissing names the unmet requirement (gender and framing) and what
+// the library has; "" when a preset fits.
+func TestMissing(t *testing.T) {
+	l := open(t)
+	men := &Library{presets: []Preset{{ID: "a", Gender: "male", Framing: UpperBody}, {ID: "b", Gender: "male", Framing: Face}}}
+	cases := []struct {
+		lib    *Library
+		text   string
+		filter Filter
+		want   string
+	}{
+		{l, "a woman", Filter{Framing: []string{FullBody}}, ""},
+		{l, "a man, seated", Filter{Framing: []string{FullBody}}, ""},
+		{men, "a woman", Filter{}, "no female model (the library has: male upper-body, male face)"},
+		{men, "a man", Filter{Framing: []string{FullBody}}, "no male full-body model (the library has: male upper-body, male face)"},
+		{men, "a model", Filter{Framing: []string{FullBody}}, "no full-body model (the library has: male upper-body, male face)"},
+		{&Library{}, "a man", Filter{}, "no male model: the preset library is empty"},
+	}
+	for _, c := range cases {
+		if got := c.lib.Missing(c.text, c.filter); got != c.want {
+			t.Errorf("Missing(%q, %v) = %q, want %q", c.text, c.filter, got, c.want)
 		}
 	}
 }
@@ -157,8 +199,8 @@ func TestOperatorExtension(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.All()) != 5 {
-		t.Fatalf("want 4 built-in + 1 new, got %v", ids(l.All()))
+	if len(l.All()) != 8 {
+		t.Fatalf("want 7 built-in + 1 new, got %v", ids(l.All()))
 	}
 	if p, _ := l.Get("man-face-indoor"); !slices.Equal(p.Tags, []string{"retagged"}) {
 		t.Errorf("operator entry did not replace the built-in one: %+v", p)

@@ -21,6 +21,7 @@ import (
 	"image"
 	"image/draw"
 	"math"
+	"strings"
 	"unicode/utf8"
 
 	"fashiond/models"
@@ -140,7 +141,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		}
 		chosen := pl.lib.Choose(in.CustomPrompt, n, seed, presets.Filter{Framing: framings(g.Kind)})
 		if len(chosen) == 0 {
-			return nil, pipelines.Failf("no preset model fits: the library has no %v model for customPrompt %q; give modelImageUrl", framings(g.Kind), in.CustomPrompt)
+			return nil, pipelines.Failf("no preset model fits customPrompt %q: %s; a %s garment needs a %s model; give modelImageUrl", in.CustomPrompt, pl.lib.Missing(in.CustomPrompt, presets.Filter{Framing: framings(g.Kind)}), g.Kind, strings.Join(framings(g.Kind), " or "))
 		}
 		cache := map[string]image.Image{}
 		for i, p := range chosen {

@@ -125,13 +125,45 @@ func TestModelImageAndStyle(t *testing.T) {
 	}
 }
 
-// TestNoFittingPreset: trousers need a full-body model; the library's only
-// woman is upper-body, so "a woman" is a job error that says so.
+// TestNoFittingPreset: trousers need a full-body model; in a library whose
+// only woman is upper-body, "a woman" is a job error naming what is
+// missing and what the library has. With the built-in library the same
+// request gets the full-body woman.
 func TestNoFittingPreset(t *testing.T) {
-	_, err := run(t, library(t), Inputs{ProductImage: "file:garments/flatlay_trousers_khaki.png", CustomPrompt: "a woman in a studio", Quality: "1k", SampleCount: 1, Ratio: "3:4"})
+	full := library(t)
+	var keep []presets.Preset
+	for _, p := range full.All() {
+		if p.ID == "woman-halfbody-side" || p.ID == "man-seated-industrial" {
+			keep = append(keep, p)
+		}
+	}
+	dir := t.TempDir()
+	for _, p := range keep {
+		b, err := os.ReadFile(filepath.Join(full.Dir(), p.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p.File), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	man, _ := json.Marshal(map[string]any{"presets": keep})
+	if err := os.WriteFile(filepath.Join(dir, "presets.json"), man, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	small, err := presets.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Inputs{ProductImage: "file:garments/flatlay_trousers_khaki.png", CustomPrompt: "a woman in a studio", Quality: "1k", SampleCount: 1, Ratio: "3:4"}
+	_, err = run(t, small, in)
 	var pe *pipelines.Error
-	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "no preset model fits") {
-		t.Fatalf("error %v, want a job error about the preset", err)
+	want := `no preset model fits customPrompt "a woman in a studio": no female full-body model (the library has: male full-body, female upper-body); a bottom garment needs a full-body model`
+	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, want) {
+		t.Fatalf("error %v, want a job error containing %q", err, want)
+	}
+	if got := full.Choose(in.CustomPrompt, 1, 0, presets.Filter{Framing: framings(garment.KindBottom)}); len(got) != 1 || got[0].ID != "woman-standing-grass" {
+		t.Fatalf("built-in library chose %v for a woman in trousers, want woman-standing-grass", got)
 	}
 }
 
