@@ -604,7 +604,10 @@ type asynqLogger struct{ l *slog.Logger }
 
 func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...), "from", "asynq") }
 func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...), "from", "asynq") }
-func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...), "from", "asynq") }
+func (a asynqLogger) Warn(args ...any) {
+	msg := fmt.Sprint(args...)
+	a.l.Log(context.Background(), asynqWarnLevel(msg), msg, "from", "asynq")
+}
 func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...), "from", "asynq") }
 func (a asynqLogger) Fatal(args ...any) {
 	a.l.Error(fmt.Sprint(args...), "from", "asynq")
