@@ -87,6 +87,9 @@ func New(o Options) http.Handler {
 	}
 	route("POST /v1/run", "POST", s.auth(s.run))
 	route("GET /v1/status/{id}", "GET, HEAD", s.auth(s.status))
+	route("POST /v1/cancel/{id}", "POST", s.auth(s.cancel))
+	route("GET /v1/jobs", "GET, HEAD", s.auth(s.listJobs))
+	route("DELETE /v1/jobs/{id}", "DELETE", s.auth(s.deleteJob))
 	route("GET /v1/credits", "GET, HEAD", s.auth(s.credits))
 	route("GET /v1/models", "GET, HEAD", s.auth(s.models))
 	route("GET /v1/models/saved", "GET, HEAD", s.auth(s.listSaved))
@@ -195,6 +198,9 @@ func (s *server) auth(next http.HandlerFunc) http.HandlerFunc {
 			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "", "the API key is not valid")
 			return
 		}
+		if !s.rateLimit(w, r, owner) {
+			return
+		}
 		next(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, owner)))
 	}
 }
@@ -237,6 +243,11 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	idemKey, err := idempotencyKey(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidIdempotencyKey, HeaderIdempotencyKey, err.Error())
+		return
+	}
 	s.bodyDeadline(w, r)
 	body, err := readBody(w, r, s.o.MaxBodyBytes, maxStringLen(s.o.FetchPolicy.MaxBytes))
 	if err != nil {
@@ -291,9 +302,15 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	job, err := s.o.Backend.Submit(r.Context(), jobs.SubmitRequest{
-		Owner: owner, Model: req.model, Inputs: norm, Cost: cost, WebhookURL: req.webhook,
-	})
+	sub := jobs.SubmitRequest{Owner: owner, Model: req.model, Inputs: norm, Cost: cost, WebhookURL: req.webhook}
+	if idemKey != "" {
+		sub.IdempotencyKey = idemKey
+		sub.Fingerprint = jobs.Fingerprint([]byte(req.model), norm, []byte(req.webhook))
+	}
+	job, err := s.o.Backend.Submit(r.Context(), sub)
+	if s.submitError(w, err) {
+		return
+	}
 	var ce *jobs.CreditsError
 	switch {
 	case errors.As(err, &ce):
@@ -327,9 +344,10 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		s.backendError(w, r, "submit", errors.New("backend returned no job"))
 		return
 	}
-	credits := strconv.Itoa(cost)
-	w.Header().Set(HeaderCreditsUsed, credits)
-	w.Header().Set(HeaderFashnCreditsUsed, credits)
+	if job.Replayed {
+		w.Header().Set(HeaderIdempotentReplayed, "true")
+	}
+	setCredits(w, job)
 	writeJSON(w, SubmitStatus(req.model), wireJob(job))
 }
 
@@ -447,6 +465,10 @@ func (s *server) status(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "", "no job with this id")
 		return
 	}
+	if r.Method == http.MethodGet && wantsStream(r.Header.Get("Accept")) {
+		s.stream(w, r, id)
+		return
+	}
 	job, err := s.o.Backend.Get(r.Context(), Owner(r.Context()), id)
 	switch {
 	case errors.Is(err, jobs.ErrNotFound):
@@ -459,11 +481,7 @@ func (s *server) status(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "", fmt.Sprintf("no job with id %s", quoteClip(id)))
 		return
 	}
-	if job.Credits > 0 {
-		c := strconv.Itoa(job.Credits)
-		w.Header().Set(HeaderCreditsUsed, c)
-		w.Header().Set(HeaderFashnCreditsUsed, c)
-	}
+	setCredits(w, job)
 	writeJSON(w, http.StatusOK, wireJob(job))
 }
 

@@ -30,6 +30,8 @@ type ErrorBody struct {
 	Cost    *int   `json:"cost,omitempty"`
 	// 503 model_unavailable only.
 	Model string `json:"model,omitempty"`
+	// 409 not_cancelable only: the job's final status.
+	Status string `json:"status,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

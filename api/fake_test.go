@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -30,6 +31,14 @@ type fakeBackend struct {
 	submitted   []jobs.SubmitRequest
 	cdnBase     string
 	loc         *time.Location // created_at location (to test UTC output)
+
+	order    []string             // job ids, oldest first
+	idem     map[string][2]string // owner+key -> fingerprint, job id
+	watchers map[string][]func()  // job id -> notify
+	hold     bool                 // jobs stay starting on Get (queued)
+	rateMax  int                  // requests per owner before 429 (0: no limit)
+	used     map[string]int       // owner -> requests taken
+	deleted  map[string]bool      // tombstones
 }
 
 const (
@@ -50,6 +59,10 @@ func newFake() *fakeBackend {
 			},
 		},
 		unavailable: map[string]bool{},
+		idem:        map[string][2]string{},
+		watchers:    map[string][]func(){},
+		used:        map[string]int{},
+		deleted:     map[string]bool{},
 		cdnBase:     "http://cdn.test",
 		loc:         time.FixedZone("UTC+2", 2*3600),
 	}
@@ -70,6 +83,16 @@ func (f *fakeBackend) Authenticate(ctx context.Context, key string) (string, err
 func (f *fakeBackend) Submit(ctx context.Context, req jobs.SubmitRequest) (*jobs.Job, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if req.IdempotencyKey != "" {
+		if prev, ok := f.idem[req.Owner+req.IdempotencyKey]; ok {
+			if prev[0] != req.Fingerprint {
+				return nil, jobs.ErrIdempotencyMismatch
+			}
+			c := *f.jobs[prev[1]]
+			c.Replayed = true
+			return &c, nil
+		}
+	}
 	if f.unavailable[req.Model] {
 		return nil, fmt.Errorf("%w: %s", jobs.ErrModelUnavailable, req.Model)
 	}
@@ -90,6 +113,10 @@ func (f *fakeBackend) Submit(ctx context.Context, req jobs.SubmitRequest) (*jobs
 		WebhookURL: req.WebhookURL,
 	}
 	f.jobs[j.ID] = j
+	f.order = append(f.order, j.ID)
+	if req.IdempotencyKey != "" {
+		f.idem[req.Owner+req.IdempotencyKey] = [2]string{req.Fingerprint, j.ID}
+	}
 	c := *j
 	return &c, nil
 }
@@ -101,8 +128,13 @@ func (f *fakeBackend) Get(ctx context.Context, owner, id string) (*jobs.Job, err
 		return nil, f.failErr
 	}
 	j, ok := f.jobs[id]
-	if !ok || j.Owner != owner {
+	if !ok || j.Owner != owner || f.deleted[id] {
 		return nil, jobs.ErrNotFound
+	}
+	if j.Status == jobs.StatusStarting && f.hold {
+		c := *j
+		c.Queue = &jobs.QueueInfo{Position: 1}
+		return &c, nil
 	}
 	if j.Status == jobs.StatusStarting {
 		now := time.Date(2026, 11, 21, 4, 5, 9, 0, f.loc)
@@ -192,3 +224,97 @@ func (f *fakeBackend) Ready(ctx context.Context) error {
 }
 
 var errRedisDown = errors.New("dial tcp 127.0.0.1:6379: connection refused")
+
+func (f *fakeBackend) Cancel(ctx context.Context, owner, id string) (*jobs.Job, error) {
+	f.mu.Lock()
+	j, ok := f.jobs[id]
+	if !ok || j.Owner != owner || f.deleted[id] {
+		f.mu.Unlock()
+		return nil, jobs.ErrNotFound
+	}
+	if j.Status != jobs.StatusStarting {
+		c := *j
+		f.mu.Unlock()
+		return &c, jobs.ErrNotCancelable
+	}
+	j.Status = jobs.StatusCanceled
+	f.balance[owner] += int64(j.Credits)
+	j.CreditsRefunded, j.Credits = j.Credits, 0
+	c := *j
+	notify := f.watchers[id]
+	f.mu.Unlock()
+	for _, n := range notify {
+		n()
+	}
+	return &c, nil
+}
+
+func (f *fakeBackend) Watch(ctx context.Context, owner, id string, notify func()) (func(), error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if j, ok := f.jobs[id]; !ok || j.Owner != owner {
+		return nil, jobs.ErrNotFound
+	}
+	f.watchers[id] = append(f.watchers[id], notify)
+	return func() {}, nil
+}
+
+// List pages by insertion order (all fake jobs share created_at); the
+// cursor is the index of the next older job.
+func (f *fakeBackend) List(ctx context.Context, owner string, q jobs.ListQuery) (jobs.ListPage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	start := len(f.order) - 1
+	if q.Cursor != "" {
+		n, err := strconv.Atoi(q.Cursor)
+		if err != nil || n < 0 || n >= len(f.order) {
+			return jobs.ListPage{}, jobs.ErrBadCursor
+		}
+		start = n
+	}
+	if q.Limit == 0 {
+		q.Limit = jobs.DefaultListLimit
+	}
+	page := jobs.ListPage{Jobs: []jobs.Job{}}
+	for i := start; i >= 0; i-- {
+		j := f.jobs[f.order[i]]
+		if j.Owner != owner || f.deleted[j.ID] || q.Model != "" && j.Model != q.Model || q.Status != "" && j.Status != q.Status {
+			continue
+		}
+		if len(page.Jobs) == q.Limit {
+			page.NextCursor = strconv.Itoa(i)
+			break
+		}
+		page.Jobs = append(page.Jobs, *j)
+	}
+	return page, nil
+}
+
+func (f *fakeBackend) Delete(ctx context.Context, owner, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	j, ok := f.jobs[id]
+	switch {
+	case !ok || j.Owner != owner || f.deleted[id]:
+		return jobs.ErrNotFound
+	case j.Status == jobs.StatusStarting:
+		return jobs.ErrJobUnfinished
+	}
+	f.deleted[id] = true
+	return nil
+}
+
+func (f *fakeBackend) Allow(ctx context.Context, owner string) (jobs.RateDecision, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.rateMax == 0 {
+		return jobs.RateDecision{Allowed: true}, nil
+	}
+	f.used[owner]++
+	left := f.rateMax - f.used[owner]
+	d := jobs.RateDecision{Allowed: left >= 0, Limit: f.rateMax, Remaining: max(left, 0), Reset: 10 * time.Second, Window: 10 * time.Second}
+	if !d.Allowed {
+		d.RetryAfter = 1500 * time.Millisecond
+	}
+	return d, nil
+}

@@ -42,7 +42,7 @@ func (s *Service) janitor(every time.Duration) {
 // worker while no live worker serves their model. Safe to run from several
 // processes at once.
 func (s *Service) Sweep(ctx context.Context) error {
-	return errors.Join(s.expire(ctx), s.unstick(ctx))
+	return errors.Join(s.expire(ctx), s.unstick(ctx), s.promoteAll(ctx))
 }
 
 func (s *Service) expire(ctx context.Context) error {
@@ -72,6 +72,10 @@ func (s *Service) expire(ctx context.Context) error {
 			pipe := s.rdb.TxPipeline()
 			pipe.Del(ctx, keyJob(id))
 			pipe.ZRem(ctx, keyActive, id)
+			if owner != "" {
+				pipe.ZRem(ctx, keyOwnerJobs(owner), id)
+				pipe.SRem(ctx, keyInflight(owner), id)
+			}
 			if _, err := pipe.Exec(ctx); err != nil {
 				return fmt.Errorf("expire %s: %w", id, err)
 			}
@@ -126,6 +130,8 @@ func (s *Service) unstickOne(ctx context.Context, id string) error {
 	switch {
 	case time.Since(r.CreatedAt) > s.maxAge(r.Model)+s.timeout(r.Model):
 		msg = fmt.Sprintf("the job did not finish within %s of its submission; credits refunded", s.maxAge(r.Model)+s.timeout(r.Model))
+	case r.Held:
+		return nil // in its key's backlog: no task yet (promoteAll moves it)
 	case errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound):
 		msg = "the job's queue entry was lost; credits refunded"
 	case err != nil:

@@ -102,6 +102,14 @@ type Options struct {
 	// UnservedTimeout fails a queued job (with refund) when no live worker
 	// has served its model for this long (DefaultUnservedTimeout).
 	UnservedTimeout time.Duration
+	// RateLimit is each API key's sustained request rate per second and
+	// RateBurst its bucket size (DefaultRateLimit, DefaultRateBurst);
+	// negative: no limit. A key's own limits (SetKeyLimits) win.
+	RateLimit float64
+	RateBurst int
+	// MaxInFlight is the most unfinished jobs of one key
+	// (DefaultMaxInFlight); negative: no limit.
+	MaxInFlight int
 	// Log receives the service's logs (slog.Default()).
 	Log *slog.Logger
 }
@@ -120,6 +128,7 @@ type Service struct {
 	pathSecret []byte // key of OpaqueOwner
 	hook       *http.Client
 	log        *slog.Logger
+	events     *hub
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -168,6 +177,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	o.RateLimit, o.RateBurst, o.MaxInFlight = limitDefaults(o.RateLimit, o.RateBurst, o.MaxInFlight)
 	s := &Service{store: o.Store, opts: o, log: o.Log.With("component", "jobs"), stop: make(chan struct{})}
 	if o.Redis != nil {
 		s.rdb = o.Redis
@@ -183,6 +193,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		return nil, fmt.Errorf("jobs: redis: %w", err)
 	}
 	s.checkEviction(ctx)
+	s.events = newHub(s.rdb)
 	s.client = asynq.NewClientFromRedisClient(s.rdb)
 	s.insp = asynq.NewInspectorFromRedisClient(s.rdb)
 	if err := s.loadSecret(ctx, o.WebhookSecret); err != nil {
@@ -202,6 +213,30 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		go s.janitor(o.JanitorInterval)
 	}
 	return s, nil
+}
+
+// limitDefaults applies the defaults of the per-key limits: 0 takes the
+// default, a negative value turns the limit off (0 to the scripts).
+func limitDefaults(rate float64, burst, inFlight int) (float64, int, int) {
+	switch {
+	case rate == 0:
+		rate = DefaultRateLimit
+	case rate < 0:
+		rate = 0
+	}
+	switch {
+	case burst == 0:
+		burst = DefaultRateBurst
+	case burst < 0:
+		burst = 0
+	}
+	switch {
+	case inFlight == 0:
+		inFlight = DefaultMaxInFlight
+	case inFlight < 0:
+		inFlight = 0
+	}
+	return rate, burst, inFlight
 }
 
 // checkEviction warns when Redis may evict keys at its memory limit: job
@@ -247,6 +282,7 @@ func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		s.wg.Wait()
+		s.events.close()
 		s.client.Close()
 		s.insp.Close()
 		s.closeRedis()

@@ -18,6 +18,9 @@ const (
 	StatusSucceeded = "succeeded" // every model but prompt-tryon
 	StatusSuccess   = "success"   // prompt-tryon
 	StatusError     = "error"
+	// StatusCanceled is the terminal status of a job its owner cancelled
+	// (POST /v1/cancel/{id}); its cost is refunded.
+	StatusCanceled = "canceled"
 )
 
 // Job is the tracking object of the spec plus extra fields. JSON field names
@@ -33,11 +36,33 @@ type Job struct {
 	// Extra fields (not in the spec; additive only).
 	Progress *Progress    `json:"progress,omitempty"`
 	Outputs  []OutputInfo `json:"outputs_info,omitempty"` // per output: path and method
-	Credits  int          `json:"credits_used"`
+	// Credits is what the job finally cost: its price, or 0 once refunded
+	// (failed or cancelled); CreditsRefunded is the refund.
+	Credits         int `json:"credits_used"`
+	CreditsRefunded int `json:"credits_refunded,omitempty"`
+	// Queue is the job's place in its model's queue while it waits.
+	Queue *QueueInfo `json:"queue,omitempty"`
 
 	Owner      string          `json:"-"`
 	Inputs     json.RawMessage `json:"-"`
 	WebhookURL string          `json:"-"`
+	// Replayed is set on a Submit answer that is the job of an earlier
+	// request with the same Idempotency-Key.
+	Replayed bool `json:"-"`
+}
+
+// QueueInfo is the status body's queue block while a job waits to run.
+type QueueInfo struct {
+	// Position is 1 for the next job of its model to start.
+	Position int `json:"position"`
+	// Ahead is the number of jobs that start before it (Position-1).
+	Ahead int `json:"ahead"`
+	// ETASeconds estimates when the job finishes, from recent run times of
+	// its model and the live worker slots (null: no run time known yet).
+	ETASeconds *float64 `json:"eta_seconds"`
+	// Held is true while the job waits in its key's own backlog because
+	// the key has its most jobs in the model queue (fair sharing).
+	Held bool `json:"held,omitempty"`
 }
 
 // Progress is the status body's progress block while a job runs.
@@ -64,6 +89,11 @@ type SubmitRequest struct {
 	Inputs     json.RawMessage // validated, defaults applied
 	Cost       int
 	WebhookURL string
+	// IdempotencyKey is the client's Idempotency-Key header ("" none);
+	// Fingerprint identifies the request it came with (a hash of the
+	// model, the normalised inputs and the webhook URL).
+	IdempotencyKey string
+	Fingerprint    string
 }
 
 // ModelInfo is one row of GET /v1/models.
@@ -80,6 +110,16 @@ var (
 	ErrUnauthorized        = errors.New("unknown API key")        // 401
 	ErrInsufficientCredits = errors.New("insufficient credits")   // 402
 	ErrModelUnavailable    = errors.New("no worker serves model") // 503
+	// ErrIdempotencyMismatch: the Idempotency-Key was used with another
+	// request body (422).
+	ErrIdempotencyMismatch = errors.New("idempotency key reused with a different request")
+	// ErrIdempotencyInProgress: a request with the same Idempotency-Key is
+	// still being processed (409).
+	ErrIdempotencyInProgress = errors.New("a request with this idempotency key is in progress")
+	// ErrNotCancelable: the job already ended (409).
+	ErrNotCancelable = errors.New("the job has already ended")
+	// ErrTooManyJobs: the key has its most unfinished jobs (429).
+	ErrTooManyJobs = errors.New("too many unfinished jobs")
 )
 
 // CreditsError carries the numbers of a 402.
@@ -109,4 +149,41 @@ type Backend interface {
 	GetSaved(ctx context.Context, owner, id string) (pipelines.SavedModel, error)
 	// Ready reports whether Redis is reachable.
 	Ready(ctx context.Context) error
+	// Cancel cancels owner's unfinished job and refunds it
+	// (ErrNotFound, ErrNotCancelable with the job).
+	Cancel(ctx context.Context, owner, id string) (*Job, error)
+	// Watch calls notify after every change of owner's job id until stop
+	// is called (ErrNotFound). notify must not block.
+	Watch(ctx context.Context, owner, id string, notify func()) (stop func(), err error)
+	// List pages owner's jobs, newest first.
+	List(ctx context.Context, owner string, q ListQuery) (ListPage, error)
+	// Delete removes owner's job and its outputs, leaving a tombstone
+	// (ErrNotFound; ErrNotCancelable while it runs).
+	Delete(ctx context.Context, owner, id string) error
+	// Allow takes one request from owner's rate limit.
+	Allow(ctx context.Context, owner string) (RateDecision, error)
+}
+
+// ListQuery selects a page of GET /v1/jobs.
+type ListQuery struct {
+	Limit  int    // 1..MaxListLimit (DefaultListLimit when 0)
+	Cursor string // the NextCursor of the previous page
+	Model  string // only this model ("" all)
+	Status string // only this status ("" all)
+}
+
+// ListPage is one page of GET /v1/jobs.
+type ListPage struct {
+	Jobs       []Job  `json:"jobs"`
+	NextCursor string `json:"next_cursor"` // "" on the last page
+}
+
+// RateDecision is the outcome of one rate-limit check.
+type RateDecision struct {
+	Allowed    bool
+	Limit      int           // bucket size (burst)
+	Remaining  int           // whole tokens left
+	Reset      time.Duration // until the bucket is full again
+	RetryAfter time.Duration // until the next request is allowed (when refused)
+	Window     time.Duration // the time in which Limit tokens refill
 }

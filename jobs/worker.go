@@ -339,6 +339,7 @@ func (w *Worker) beat(ctx context.Context, advertise bool) error {
 		for _, m := range w.models {
 			pipe.ZAdd(ctx, keyServed(m), redis.Z{Score: now, Member: w.id})
 			pipe.SAdd(ctx, keyModels, m)
+			pipe.HSet(ctx, keySlots(m), w.id, w.slots(m))
 		}
 	}
 	// Forget workers that have been silent for a minute.
@@ -350,10 +351,19 @@ func (w *Worker) beat(ctx context.Context, advertise bool) error {
 	return nil
 }
 
+// slots is the number of jobs of model the worker runs at once.
+func (w *Worker) slots(model string) int {
+	if isVideo(model) {
+		return w.opts.VideoConcurrency
+	}
+	return w.opts.Concurrency
+}
+
 func (w *Worker) unadvertise(ctx context.Context) {
 	pipe := w.svc.rdb.Pipeline()
 	for _, m := range w.models {
 		pipe.ZRem(ctx, keyServed(m), w.id)
+		pipe.HDel(ctx, keySlots(m), w.id)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		w.log.Warn("withdraw heartbeat", "err", err)
@@ -451,14 +461,21 @@ func (w *Worker) handleJob(ctx context.Context, t *asynq.Task) error {
 		return w.finishError(ctx, r, fmt.Sprintf("model %s is not served by this worker", r.Model), log)
 	}
 	limit := w.svc.timeout(r.Model)
-	rctx, cancel := context.WithTimeout(ctx, limit)
+	cctx, stopJob := context.WithCancelCause(ctx)
+	defer stopJob(nil)
+	rctx, cancel := context.WithTimeout(cctx, limit)
 	defer cancel()
+	unwatch := w.watchCancel(rctx, id, stopJob)
+	defer unwatch()
 	start := time.Now()
 	req := &pipelines.Request{
 		JobID: id, Model: r.Model, Owner: r.Owner, Inputs: r.Inputs,
-		Images: inputLoader{store: w.svc.store, jobID: id, next: w.loader}, Studio: w.svc.Studio(), Progress: w.progress(rctx, id, attempt),
+		Images: inputLoader{store: w.svc.store, jobID: id, next: w.loader}, Studio: w.svc.Studio(), Progress: w.progress(rctx, id, attempt, stopJob),
 	}
 	res, err := runPipeline(rctx, pl, req)
+	if errors.Is(context.Cause(cctx), errCanceled) {
+		return w.canceled(ctx, r, log)
+	}
 	var outs []string
 	var info []OutputInfo
 	if err == nil {
@@ -477,7 +494,7 @@ func (w *Worker) handleJob(ctx context.Context, t *asynq.Task) error {
 			return w.finishError(ctx, r, fmt.Sprintf("the job took longer than %s and was stopped", limit), log)
 		case pipelines.IsTransient(err) && w.retryTransient(ctx, id):
 			log.Warn("transient failure; the job will be retried", "err", err)
-			_ = w.svc.setProgress(ctx, id, Progress{Stage: "retrying", Detail: errorMessage(err), Attempt: attempt})
+			_, _ = w.svc.setProgress(ctx, id, Progress{Stage: "retrying", Detail: errorMessage(err), Attempt: attempt})
 			return err
 		}
 		return w.finishError(ctx, r, errorMessage(err), log)
@@ -486,10 +503,49 @@ func (w *Worker) handleJob(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
-	if done {
-		log.Info("job succeeded", "outputs", len(outs), "took", time.Since(start).Round(time.Millisecond))
-		r.Status = SuccessStatus(r.Model)
-		w.svc.enqueueWebhook(ctx, r)
+	if !done {
+		return w.canceled(ctx, r, log) // it ended meanwhile: drop the outputs of a cancelled job
+	}
+	took := time.Since(start)
+	log.Info("job succeeded", "outputs", len(outs), "took", took.Round(time.Millisecond))
+	w.svc.recordDuration(ctx, r.Model, took)
+	r.Status = SuccessStatus(r.Model)
+	w.svc.enqueueWebhook(ctx, r)
+	return nil
+}
+
+// errCanceled is the cause of a job context its owner's cancel ended.
+var errCanceled = errors.New("jobs: the job was cancelled")
+
+// watchCancel ends the job's context with errCanceled when the job is
+// cancelled: on its cancel event, or at once when it was cancelled before
+// the watch began. The returned func stops watching.
+func (w *Worker) watchCancel(ctx context.Context, id string, stop context.CancelCauseFunc) func() {
+	unwatch, err := w.svc.events.watch(ctx, id, func(p string) {
+		if p == StatusCanceled {
+			stop(errCanceled)
+		}
+	})
+	if err != nil {
+		// The progress checkpoints still see the cancel.
+		w.log.Warn("watch job events", "job", id, "err", err)
+		unwatch = func() {}
+	}
+	if st, err := w.svc.rdb.HGet(ctx, keyJob(id), fStatus).Result(); err == nil && st == StatusCanceled {
+		stop(errCanceled)
+	}
+	return unwatch
+}
+
+// canceled ends an attempt whose job was cancelled (or otherwise ended
+// while it ran): its outputs, if any were stored, are deleted, and the
+// task is acknowledged.
+func (w *Worker) canceled(ctx context.Context, r *record, log *slog.Logger) error {
+	if st, err := w.svc.rdb.HGet(ctx, keyJob(r.ID), fStatus).Result(); err == nil && st == StatusCanceled {
+		if err := w.svc.store.DeletePrefix(ctx, r.ID+"/"); err != nil {
+			log.Warn("delete the outputs of a cancelled job", "err", err)
+		}
+		log.Info("job cancelled while running; stopped")
 	}
 	return nil
 }
@@ -576,8 +632,9 @@ func runPipeline(ctx context.Context, p pipelines.Pipeline, req *pipelines.Reque
 }
 
 // progress returns the job's ProgressFunc: it writes at most every 200 ms,
-// and always on a new stage or at the end.
-func (w *Worker) progress(ctx context.Context, id string, attempt int) pipelines.ProgressFunc {
+// and always on a new stage or at the end. A write that finds the job
+// ended (cancelled) stops the job: progress reports are its checkpoints.
+func (w *Worker) progress(ctx context.Context, id string, attempt int, stop context.CancelCauseFunc) pipelines.ProgressFunc {
 	var mu sync.Mutex
 	var last time.Time
 	var lastStage string
@@ -593,7 +650,11 @@ func (w *Worker) progress(ctx context.Context, id string, attempt int) pipelines
 			return
 		}
 		last, lastStage = time.Now(), stage
-		if err := w.svc.setProgress(ctx, id, Progress{Stage: stage, Fraction: fraction, Detail: detail, Attempt: attempt}); err != nil && ctx.Err() == nil {
+		ended, err := w.svc.setProgress(ctx, id, Progress{Stage: stage, Fraction: fraction, Detail: detail, Attempt: attempt})
+		switch {
+		case ended:
+			stop(errCanceled)
+		case err != nil && ctx.Err() == nil:
 			w.log.Debug("progress", "job", id, "err", err)
 		}
 	}
