@@ -11,6 +11,7 @@ import (
 
 	"fashiond/diffusion/clip"
 	"fashiond/inference"
+	"fashiond/models/testenv"
 )
 
 // The contract models are made by scripts/setup-contract-models.sh (part of
@@ -28,10 +29,7 @@ func contract(t testing.TB, variant string) string {
 
 func testRuntime(t testing.TB) *inference.Runtime {
 	t.Helper()
-	lib := os.Getenv("FASHIOND_ORT_LIB")
-	if lib == "" {
-		lib, _ = filepath.Abs("../.deps/onnxruntime/1.30.0/libonnxruntime.so.1")
-	}
+	lib := testenv.ORTLib()
 	rt, err := inference.Open(context.Background(), inference.Config{LibPath: lib, IntraOpThreads: 1, Device: "cpu"}, nil)
 	if err != nil {
 		t.Fatalf("open runtime: %v (run make setup)", err)

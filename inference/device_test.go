@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"fashiond/cuda"
+	"fashiond/models/testenv"
 )
 
 type logBuf struct {
@@ -31,7 +31,7 @@ func (l *logBuf) String() string {
 
 func runtimeWith(t *testing.T, device string, logs *logBuf) *Runtime {
 	t.Helper()
-	lib, _ := filepath.Abs("../.deps/onnxruntime/1.30.0/libonnxruntime.so.1")
+	lib := testenv.ORTLib()
 	if l := testRuntime(t).Config().LibPath; l != "" {
 		lib = l
 	}

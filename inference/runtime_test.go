@@ -5,14 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"fashiond/models/testenv"
 )
 
 func testRuntime(t testing.TB) *Runtime {
 	t.Helper()
-	lib := os.Getenv("FASHIOND_ORT_LIB")
-	if lib == "" {
-		lib, _ = filepath.Abs("../.deps/onnxruntime/1.30.0/libonnxruntime.so.1")
-	}
+	lib := testenv.ORTLib()
 	rt, err := Open(context.Background(), Config{LibPath: lib, IntraOpThreads: 2, Device: "cpu"}, nil)
 	if err != nil {
 		t.Fatalf("open runtime: %v (run make setup)", err)
@@ -23,10 +22,7 @@ func testRuntime(t testing.TB) *Runtime {
 
 func modelPath(t testing.TB, file string) string {
 	t.Helper()
-	dir := os.Getenv("FASHIOND_MODELS_DIR")
-	if dir == "" {
-		dir = "../data/models"
-	}
+	dir := testenv.ModelsDir()
 	p := filepath.Join(dir, file)
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("model %s missing: %v (run make setup)", file, err)

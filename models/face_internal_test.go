@@ -10,6 +10,7 @@ import (
 	_ "image/jpeg"
 
 	"fashiond/inference"
+	"fashiond/models/testenv"
 )
 
 // TestUltraFaceFallbackAgreesWithYuNet runs the fallback detector directly
@@ -65,14 +66,8 @@ func TestUltraFaceFallbackAgreesWithYuNet(t *testing.T) {
 // this package, so it cannot be used here).
 func internalSuite(t *testing.T) *Suite {
 	t.Helper()
-	lib := os.Getenv("FASHIOND_ORT_LIB")
-	if lib == "" {
-		lib, _ = filepath.Abs("../.deps/onnxruntime/1.30.0/libonnxruntime.so.1")
-	}
-	dir := os.Getenv("FASHIOND_MODELS_DIR")
-	if dir == "" {
-		dir = "../data/models"
-	}
+	lib := testenv.ORTLib()
+	dir := testenv.ModelsDir()
 	ctx := context.Background()
 	rt, err := inference.Open(ctx, inference.Config{LibPath: lib, IntraOpThreads: 2, Device: "cpu"}, nil)
 	if err != nil {

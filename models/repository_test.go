@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"fashiond/inference"
+	"fashiond/models/testenv"
 )
 
 func sha(b []byte) string {
@@ -187,10 +188,7 @@ func TestOpenRepositoryRejectsBadOperatorManifest(t *testing.T) {
 // realRepo is the installed repository (make setup-models).
 func realRepo(t *testing.T) *Repository {
 	t.Helper()
-	dir := os.Getenv("FASHIOND_MODELS_DIR")
-	if dir == "" {
-		dir = "../data/models"
-	}
+	dir := testenv.ModelsDir()
 	repo, err := OpenRepository(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -200,10 +198,7 @@ func realRepo(t *testing.T) *Repository {
 
 func realRuntime(t *testing.T) *inference.Runtime {
 	t.Helper()
-	lib := os.Getenv("FASHIOND_ORT_LIB")
-	if lib == "" {
-		lib, _ = filepath.Abs("../.deps/onnxruntime/1.30.0/libonnxruntime.so.1")
-	}
+	lib := testenv.ORTLib()
 	rt, err := inference.Open(context.Background(), inference.Config{LibPath: lib, IntraOpThreads: 2, Device: "auto"}, nil)
 	if err != nil {
 		t.Fatalf("%v (run make setup)", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"fashiond/inference"
+	"fashiond/models/testenv"
 	"fashiond/onnxedit"
 )
 
@@ -17,10 +18,7 @@ const ortThreads = 1
 // testRuntime opens ONNX Runtime the way the inference tests do.
 func testRuntime(t *testing.T) *inference.Runtime {
 	t.Helper()
-	lib := os.Getenv("FASHIOND_ORT_LIB")
-	if lib == "" {
-		lib, _ = filepath.Abs("../.deps/onnxruntime/1.30.0/libonnxruntime.so.1")
-	}
+	lib := testenv.ORTLib()
 	rt, err := inference.Open(context.Background(), inference.Config{LibPath: lib, IntraOpThreads: ortThreads, Device: "cpu"}, nil)
 	if err != nil {
 		t.Fatalf("open runtime: %v (run make setup)", err)

@@ -6,18 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"fashiond/models/testenv"
 )
 
 // TestBenchCommand runs two cheap stages in both batching modes and checks
 // the JSON and the chart.
 func TestBenchCommand(t *testing.T) {
 	root, _ := filepath.Abs("../..")
-	if os.Getenv("FASHIOND_ORT_LIB") == "" {
-		t.Setenv("FASHIOND_ORT_LIB", filepath.Join(root, ".deps/onnxruntime/1.30.0/libonnxruntime.so.1"))
-	}
-	if os.Getenv("FASHIOND_MODELS_DIR") == "" {
-		t.Setenv("FASHIOND_MODELS_DIR", filepath.Join(root, "data/models"))
-	}
+	t.Setenv("FASHIOND_ORT_LIB", testenv.ORTLib())
+	t.Setenv("FASHIOND_MODELS_DIR", testenv.ModelsDir())
 	td := os.Getenv("FASHIOND_TESTDATA")
 	if td == "" {
 		td = filepath.Join(root, "..", "shared", "testdata")

@@ -24,6 +24,7 @@ import (
 
 	"fashiond/jobs"
 	"fashiond/jobs/redistest"
+	"fashiond/models/testenv"
 	"fashiond/pipelines/pipelinetest"
 	"fashiond/redisserver"
 )
@@ -194,10 +195,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Skip("end-to-end test of the binary")
 	}
 	root := pipelinetest.Root()
-	ort := os.Getenv("FASHIOND_ORT_LIB")
-	if ort == "" {
-		ort = filepath.Join(root, ".deps/onnxruntime/1.30.0/libonnxruntime.so.1")
-	}
+	ort := testenv.ORTLib()
 	data := t.TempDir()
 	if err := os.Symlink(filepath.Join(root, "data", "presets"), filepath.Join(data, "presets")); err != nil {
 		t.Fatal(err)
@@ -307,10 +305,7 @@ func TestSplitDeployment(t *testing.T) {
 		t.Skip("end-to-end test of the binary")
 	}
 	root := pipelinetest.Root()
-	ort := os.Getenv("FASHIOND_ORT_LIB")
-	if ort == "" {
-		ort = filepath.Join(root, ".deps/onnxruntime/1.30.0/libonnxruntime.so.1")
-	}
+	ort := testenv.ORTLib()
 	redisAddr := redistest.Start(t)
 	data := t.TempDir()
 	hooks := make(chan *http.Request, 4)

@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"fashiond/models/testenv"
 )
 
 // TestInstallThenGenerate is the README's walk-through on a contract model:
 // install a folder, see it listed, generate a PNG, remove it.
 func TestInstallThenGenerate(t *testing.T) {
-	lib, _ := filepath.Abs("../../.deps/onnxruntime/1.30.0/libonnxruntime.so.1")
+	lib := testenv.ORTLib()
 	src, _ := filepath.Abs("../../diffusion/testdata/contract/oracle-inpaint")
 	dir := t.TempDir()
 	common := []string{"--models-dir", dir, "--ort-lib", lib, "--device", "cpu"}

@@ -7,11 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"fashiond/models/testenv"
 )
 
 func TestModelsList(t *testing.T) {
-	lib, _ := filepath.Abs("../../.deps/onnxruntime/1.30.0/libonnxruntime.so.1")
-	dir, _ := filepath.Abs("../../data/models")
+	lib, dir := testenv.ORTLib(), testenv.ModelsDir()
 	var out bytes.Buffer
 	err := runModels(context.Background(), []string{"verify", "--models-dir", dir, "--ort-lib", lib, "--device", "auto"}, &out)
 	t.Log("\n" + out.String())

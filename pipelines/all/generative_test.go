@@ -9,6 +9,7 @@ import (
 
 	"fashiond/diffusion"
 	"fashiond/inference"
+	"fashiond/models/testenv"
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
 )
@@ -17,7 +18,7 @@ import (
 // exactly one is used; two without a choice is an error naming both.
 func TestOpenGenerativeByRole(t *testing.T) {
 	ctx := context.Background()
-	rt, err := inference.Open(ctx, inference.Config{LibPath: filepath.Join(pipelinetest.Root(), ".deps/onnxruntime/1.30.0/libonnxruntime.so.1"), IntraOpThreads: 1, Device: "cpu"}, nil)
+	rt, err := inference.Open(ctx, inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	"image/png"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,17 +17,9 @@ import (
 	"fashiond/pipelines/scene"
 )
 
-func dump(name string, img image.Image) {
-	if os.MkdirAll("/tmp/video", 0o755) != nil {
-		return
-	}
-	f, err := os.Create(filepath.Join("/tmp/video", name))
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	_ = png.Encode(f, img)
-}
+// dump writes a PNG under FASHIOND_TEST_OUT for looking at (nothing when
+// it is unset).
+func dump(t testing.TB, name string, img image.Image) { pipelinetest.WritePNG(t, name, img) }
 
 // mad is the mean absolute RGB difference of two same-size images.
 func mad(a, b image.Image) float64 {
@@ -121,7 +111,7 @@ func TestAngleGenerationAllSix(t *testing.T) {
 				if !strings.Contains(details[i], ids[i]) {
 					t.Errorf("progress %d is %q, want %s", i, details[i], ids[i])
 				}
-				dump(fmt.Sprintf("angles_%s_%d_%s.png", name, i, ids[i]), o.Image)
+				dump(t, fmt.Sprintf("angles_%s_%d_%s.png", name, i, ids[i]), o.Image)
 				// re-framing shifts the person horizontally: compare at the
 				// best horizontal alignment
 				d := shiftedMAD(o.Image, srcTier)

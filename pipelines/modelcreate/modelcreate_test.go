@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,17 +71,9 @@ func (s *memStudio) last() (pipelines.SavedModel, image.Image) {
 	return pipelines.SavedModel{}, nil
 }
 
-func writePNG(t testing.TB, name string, img image.Image) {
-	if err := os.MkdirAll("/tmp/pose", 0o755); err != nil {
-		return
-	}
-	f, err := os.Create(filepath.Join("/tmp/pose", name))
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	_ = png.Encode(f, img)
-}
+// writePNG writes a PNG under FASHIOND_TEST_OUT for looking at (nothing
+// when it is unset).
+func writePNG(t testing.TB, name string, img image.Image) { pipelinetest.WritePNG(t, name, img) }
 
 // manifestFiles lists the image files the committed preset manifest names.
 func manifestFiles(t testing.TB) []string {

@@ -3,9 +3,6 @@ package posecontrol
 import (
 	"context"
 	"image"
-	"image/png"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -14,24 +11,11 @@ import (
 	"fashiond/pipelines/scene"
 )
 
-// outDir receives the images the tests make, for people to look at.
-const outDir = "/tmp/pose"
-
+// writePNG writes a PNG under FASHIOND_TEST_OUT for looking at (nothing
+// when it is unset).
 func writePNG(t testing.TB, name string, img image.Image) {
 	t.Helper()
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		t.Logf("no %s: %v", outDir, err)
-		return
-	}
-	f, err := os.Create(filepath.Join(outDir, name))
-	if err != nil {
-		t.Logf("write %s: %v", name, err)
-		return
-	}
-	defer f.Close()
-	if err := png.Encode(f, img); err != nil {
-		t.Logf("encode %s: %v", name, err)
-	}
+	pipelinetest.WritePNG(t, name, img)
 }
 
 var (

@@ -6,9 +6,7 @@ import (
 	"fashiond/models"
 	"image"
 	"image/color"
-	"image/png"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,19 +15,9 @@ import (
 	"fashiond/pipelines/pipelinetest"
 )
 
-// dump writes a PNG under /tmp/video for looking at (best effort).
-func dump(t testing.TB, name string, img image.Image) {
-	dir := "/tmp/video"
-	if os.MkdirAll(dir, 0o755) != nil {
-		return
-	}
-	f, err := os.Create(filepath.Join(dir, name))
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	_ = png.Encode(f, img)
-}
+// dump writes a PNG under FASHIOND_TEST_OUT for looking at (nothing when
+// it is unset).
+func dump(t testing.TB, name string, img image.Image) { pipelinetest.WritePNG(t, name, img) }
 
 // luma returns Rec.601 luma planes of an RGBA image.
 func luma(img *image.RGBA) []float64 {

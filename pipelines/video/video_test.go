@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"fashiond/ffmpeg"
+	"fashiond/models/testenv"
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
 	"fashiond/pipelines/scene"
@@ -33,17 +33,9 @@ func needFFmpeg(t testing.TB) {
 	}
 }
 
-func dump(name string, img image.Image) {
-	if os.MkdirAll("/tmp/video", 0o755) != nil {
-		return
-	}
-	f, err := os.Create(filepath.Join("/tmp/video", name))
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	_ = png.Encode(f, img)
-}
+// dump writes a PNG under FASHIOND_TEST_OUT for looking at (nothing when
+// it is unset).
+func dump(t testing.TB, name string, img image.Image) { testenv.WritePNG(t, name, img) }
 
 type progressLog struct {
 	mu     sync.Mutex
@@ -130,12 +122,12 @@ func TestImageToVideo(t *testing.T) {
 			if c.audio && !strings.Contains(o.Method, string(c.bed)) {
 				t.Errorf("method %q lacks audio bed %s", o.Method, c.bed)
 			}
-			path := filepath.Join("/tmp/video", c.name+".mp4")
-			if err := os.WriteFile(path, o.Video, 0o644); err != nil {
+			path := testenv.OutPath(t, c.name+".mp4")
+			if path == "" {
 				path = filepath.Join(t.TempDir(), "v.mp4")
-				if err := os.WriteFile(path, o.Video, 0o644); err != nil {
-					t.Fatal(err)
-				}
+			}
+			if err := os.WriteFile(path, o.Video, 0o644); err != nil {
+				t.Fatal(err)
 			}
 			ctx := context.Background()
 			info, err := ffmpeg.Probe(ctx, path)
@@ -173,7 +165,7 @@ func TestImageToVideo(t *testing.T) {
 					t.Fatal(err)
 				}
 				if k == 0 || k == 5 {
-					dump(fmt.Sprintf("%s_f%d.png", c.name, k), f)
+					dump(t, fmt.Sprintf("%s_f%d.png", c.name, k), f)
 				}
 				if l := meanLuma(f, f.Rect); l < 40 {
 					t.Errorf("frame at %.2fs mean luma %.1f: black", ts, l)
@@ -427,7 +419,7 @@ func TestRenderWithoutPerson(t *testing.T) {
 			t.Errorf("mean luma %.1f: too dark for a light flat-lay", l)
 		}
 	}
-	dump("flatlay_last.png", b)
+	dump(t, "flatlay_last.png", b)
 }
 
 // TestGenerateCancel: cancelling mid-render stops ffmpeg and returns the
