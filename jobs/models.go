@@ -2,9 +2,13 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The spec's model names.
@@ -98,5 +102,42 @@ func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
 		out[i].Workers = int(counts[i].Val())
 		out[i].Served = out[i].Workers > 0
 	}
+	if err := s.addGenerative(ctx, out, min); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// addGenerative fills each model's stages from the live workers' info.
+func (s *Service) addGenerative(ctx context.Context, out []ModelInfo, min string) error {
+	ids, err := s.rdb.ZRangeByScore(ctx, keyWorkers, &redis.ZRangeBy{Min: min, Max: "+inf"}).Result()
+	if err != nil {
+		return fmt.Errorf("jobs: models: %w", err)
+	}
+	gen := map[string][]string{}
+	for _, id := range ids {
+		raw, err := s.rdb.Get(ctx, keyWorker(id)).Bytes()
+		if err != nil {
+			continue // the worker's info expired or it never advertised
+		}
+		var wi workerInfo
+		if json.Unmarshal(raw, &wi) != nil {
+			continue
+		}
+		for m, names := range wi.Generative {
+			for _, n := range names {
+				if !slices.Contains(gen[m], n) {
+					gen[m] = append(gen[m], n)
+				}
+			}
+		}
+	}
+	for i := range out {
+		out[i].Stages, out[i].GenerativeModels = "reference", []string{}
+		if g := gen[out[i].Name]; len(g) > 0 {
+			sort.Strings(g)
+			out[i].Stages, out[i].GenerativeModels = "generative", g
+		}
+	}
+	return nil
 }

@@ -102,6 +102,12 @@ type ModelInfo struct {
 	Lifecycle string `json:"lifecycle"` // stable or experimental
 	Served    bool   `json:"served"`    // a live worker consumes its queue
 	Workers   int    `json:"workers"`
+	// Stages is "generative" when a live worker runs the model with an
+	// installed generative model, else "reference".
+	Stages string `json:"stages"`
+	// GenerativeModels names the installed generative models live workers
+	// use for it (empty: none).
+	GenerativeModels []string `json:"generative_models"`
 }
 
 // Errors the API maps to HTTP statuses.

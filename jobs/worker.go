@@ -328,13 +328,37 @@ func (w *Worker) beatLoop() {
 
 // beat records the worker as live and, when advertise, as serving its
 // models.
+// workerInfo is what a worker advertises about itself (keyWorker).
+type workerInfo struct {
+	Models []string `json:"models"`
+	Host   string   `json:"host"`
+	PID    int      `json:"pid"`
+	// Generative names, per model, the installed generative models its
+	// pipeline uses on this worker.
+	Generative map[string][]string `json:"generative,omitempty"`
+}
+
+// generativeModels is, per served model, the generative models its pipeline
+// uses here.
+func (w *Worker) generativeModels() map[string][]string {
+	out := map[string][]string{}
+	for _, m := range w.models {
+		if p, ok := w.reg.Get(m); ok {
+			if g := pipelines.GenerativeModels(p); len(g) > 0 {
+				out[m] = g
+			}
+		}
+	}
+	return out
+}
+
 func (w *Worker) beat(ctx context.Context, advertise bool) error {
 	now := float64(nowMS())
 	pipe := w.svc.rdb.Pipeline()
 	pipe.ZAdd(ctx, keyWorkers, redis.Z{Score: now, Member: w.id})
 	if advertise {
 		host, _ := os.Hostname()
-		info, _ := json.Marshal(map[string]any{"models": w.models, "host": host, "pid": os.Getpid()})
+		info, _ := json.Marshal(workerInfo{Models: w.models, Host: host, PID: os.Getpid(), Generative: w.generativeModels()})
 		pipe.Set(ctx, keyWorker(w.id), info, 3*HeartbeatTTL)
 		for _, m := range w.models {
 			pipe.ZAdd(ctx, keyServed(m), redis.Z{Score: now, Member: w.id})

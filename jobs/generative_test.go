@@ -1,0 +1,39 @@
+package jobs
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// genGradient is a gradient pipeline that says it uses an installed
+// generative model.
+type genGradient struct{ gradient }
+
+func (genGradient) GenerativeModels() []string { return []string{"sd15-inpaint"} }
+
+// TestModelsShowGenerativeStages: GET /v1/models's data says per model
+// whether a live worker runs it with installed generative models, and
+// which.
+func TestModelsShowGenerativeStages(t *testing.T) {
+	forBackends(t, func(t *testing.T, addr string) {
+		e := newEnv(t, addr, Options{})
+		e.worker(&genGradient{gradient{name: ModelPromptTryon, n: 1, w: 8, h: 8}}, &gradient{name: ModelTryon, n: 1, w: 8, h: 8})
+		ms, err := e.svc.Models(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			switch m.Name {
+			case ModelPromptTryon:
+				if m.Stages != "generative" || !slices.Equal(m.GenerativeModels, []string{"sd15-inpaint"}) {
+					t.Errorf("%s: %+v", m.Name, m)
+				}
+			default:
+				if m.Stages != "reference" || len(m.GenerativeModels) != 0 || m.GenerativeModels == nil {
+					t.Errorf("%s: %+v", m.Name, m)
+				}
+			}
+		}
+	})
+}
