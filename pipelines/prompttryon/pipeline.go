@@ -25,7 +25,6 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/presets"
-	"fashiond/pipelines/raster"
 	"fashiond/pipelines/style"
 
 	xdraw "golang.org/x/image/draw"
@@ -133,10 +132,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if err != nil {
 		return nil, subj.regionsErr(ctx, err)
 	}
-	var personMask *image.Gray
-	if in.StyleID != "" {
-		personMask = subj.fullMask(r.personMask())
-	}
 	ratio := in.Ratio
 	if ratio == "" {
 		b := base.Bounds()
@@ -164,12 +159,14 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		}
 		out, checks := d.img, d.checks
 		var img image.Image = out
+		var styleNotes []string
 		if in.StyleID != "" {
 			progress("style", frac(0.4), detail)
-			img, err = style.Apply(out, in.StyleID, style.Options{Seed: int64(s), PersonMask: personMask})
+			st, err := pl.style(ctx, out, in.StyleID, int64(s))
 			if err != nil {
-				return nil, pipelines.Failf("prompt-tryon: %v", err)
+				return nil, err
 			}
+			img, styleNotes, checks = st.Image, st.Notes, append(checks, st.Checks...)
 		}
 		progress("tier", frac(0.6), detail)
 		final, err := pl.p.ToTier(ctx, img, in.Quality, ratio)
@@ -191,11 +188,33 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			o.Method = strings.Replace(o.Method, "albedo-replacement-with-shading-transfer", "generative-inpainting("+d.gen.Model+")", 1)
 			pathNotes = []string{d.gen.Note("the garment region (grown to the requested garment's silhouette; face, background and other people kept) was")}
 		}
-		o.Notes = slices.Concat(notes, pathNotes, subj.notes(), d.notes)
+		o.Notes = slices.Concat(notes, pathNotes, subj.notes(), d.notes, styleNotes)
 		res.Outputs = append(res.Outputs, o)
 	}
 	progress("done", 1, "")
 	return res, nil
+}
+
+// style applies styleId to the dressed photo under the style package's
+// backdrop rule (no backdrop behind several people, a seated person, or a
+// cut-out that would paint over the person) and fails naming a failed
+// self-check.
+func (pl *Pipeline) style(ctx context.Context, img *image.RGBA, id string, seed int64) (*style.Styled, error) {
+	scene, err := style.AnalyzeScene(ctx, pl.p, img)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, pipelines.Transientf("prompt-tryon: style: %v", err)
+	}
+	st, err := style.ApplyScene(ctx, pl.p, img, id, seed, scene)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, pipelines.Failf("prompt-tryon: %v", err)
+	}
+	return st, pipelines.CheckError(Name, st.Checks)
 }
 
 // modelImage loads modelImageUrl: "preset:<id>" from the preset library,
@@ -249,13 +268,4 @@ func fitPixels(img image.Image, maxPx int) *image.RGBA {
 	out := image.NewRGBA(image.Rect(0, 0, nw, nh))
 	xdraw.CatmullRom.Scale(out, out.Rect, img, b, xdraw.Src, nil)
 	return out
-}
-
-// personMask returns the fused person mask as an image for the style stage.
-func (r *regions) personMask() *image.Gray {
-	g := image.NewGray(image.Rect(0, 0, r.w, r.h))
-	for i, v := range r.person.P {
-		g.Pix[i] = uint8(raster.Clamp01(v)*255 + 0.5)
-	}
-	return g
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/draw"
 	"math"
 
 	"fashiond/models"
@@ -74,19 +73,6 @@ func (s *subject) confine(ctx context.Context, dressed *image.RGBA) (*image.RGBA
 		checks = append(checks, selfcheck.FaceChange(s.img, out, *f), found)
 	}
 	return out, checks, nil
-}
-
-// fullMask places a crop-sized mask at the crop in an image-sized mask,
-// limited to the subject's region and band.
-func (s *subject) fullMask(m *image.Gray) *image.Gray {
-	g := image.NewGray(s.img.Rect)
-	draw.Draw(g, s.crop, m, image.Point{}, draw.Src)
-	for i, a := range s.alpha.Pix {
-		if a == 0 {
-			g.Pix[i] = 0
-		}
-	}
-	return g
 }
 
 // notes says which person was dressed when there are several.
