@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,6 +81,9 @@ type Result struct {
 	MeanBatchFill float64 `json:"mean_batch_fill"`
 	RSSMB         float64 `json:"rss_mb"`
 	WallS         float64 `json:"wall_s"`
+	// Partial: the run was interrupted (Ctrl-C) during this measurement;
+	// the numbers cover the Iters iterations that finished.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // measure runs warmup+iters calls of fn with the given concurrency and
@@ -147,24 +151,41 @@ func measure(ctx context.Context, fn stageFunc, warmup, iters, conc int, progres
 	wg.Wait()
 	wall := time.Since(start)
 	r := Result{Iters: iters, Concurrency: conc, WallS: wall.Seconds()}
+	cut := ctx.Err() != nil
 	var ok []time.Duration
 	for i, err := range errs {
-		if err != nil {
+		switch {
+		case err == nil:
+			ok = append(ok, lat[i])
+		case cut && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+			// Not run, or cut short by the interruption: not a measurement.
+		default:
 			r.Errors++
 			if r.FirstError == "" {
 				r.FirstError = err.Error()
 			}
-			continue
 		}
-		ok = append(ok, lat[i])
 	}
-	if err := ctx.Err(); err != nil {
-		return r, err
+	if cut {
+		// What was measured before the interruption is kept, marked partial.
+		r.Iters, r.Partial = len(ok)+r.Errors, true
+		summarize(&r, ok, wall)
+		return r, ctx.Err()
 	}
 	if len(ok) == 0 {
 		return r, fmt.Errorf("every iteration failed: %s", r.FirstError)
 	}
-	sort.Slice(ok, func(i, j int) bool { return ok[i] < ok[j] })
+	summarize(&r, ok, wall)
+	return r, nil
+}
+
+// summarize fills r's latency percentiles, mean and throughput from the
+// successful iterations' latencies (nothing when there are none).
+func summarize(r *Result, ok []time.Duration, wall time.Duration) {
+	if len(ok) == 0 {
+		return
+	}
+	slices.Sort(ok)
 	r.P50MS = ms(percentile(ok, 0.50))
 	r.P95MS = ms(percentile(ok, 0.95))
 	var sum time.Duration
@@ -173,7 +194,6 @@ func measure(ctx context.Context, fn stageFunc, warmup, iters, conc int, progres
 	}
 	r.MeanMS = ms(sum / time.Duration(len(ok)))
 	r.Throughput = float64(len(ok)) / wall.Seconds()
-	return r, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

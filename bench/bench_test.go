@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"image/color"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -144,5 +145,64 @@ func TestChartDrawsBars(t *testing.T) {
 	}
 	if !strings.Contains(sb.String(), "1.50x") || !strings.Contains(sb.String(), "upscale-1k-4k-lanczos") {
 		t.Errorf("table:\n%s", sb.String())
+	}
+}
+
+// TestMeasureInterrupted: an interruption (Ctrl-C) mid-stage keeps what
+// finished, marked partial, and reports the context's error.
+func TestMeasureInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls atomic.Int64
+	fn := func(ctx context.Context, i int) error {
+		if calls.Add(1) == 8 { // 2 warm-up + 6 measured
+			cancel()
+			return ctx.Err()
+		}
+		time.Sleep(time.Millisecond)
+		return nil
+	}
+	r, err := measure(ctx, fn, 2, 100, 1, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if !r.Partial || r.Iters != 5 || r.Errors != 0 || r.P50MS < 1 || r.Throughput <= 0 {
+		t.Fatalf("partial result %+v, want 5 clean iterations with latencies", r)
+	}
+}
+
+// TestAssemblePartial: stages never measured are left out; a partial run
+// gets no batched_speedup; the table says the run was interrupted.
+func TestAssemblePartial(t *testing.T) {
+	results := map[string][]Result{
+		"pose":   {{Stage: "pose", Throughput: 10, MeanBatchFill: 1}, {Stage: "pose", Batching: true, Throughput: 20, MeanBatchFill: 2}},
+		"selfie": {{Stage: "selfie", Throughput: 10, MeanBatchFill: 1}, {Stage: "selfie", Batching: true, Throughput: 5, MeanBatchFill: 2, Partial: true, Iters: 3}},
+	}
+	got := assemble([]string{"pose", "selfie", "parse"}, results)
+	if len(got) != 2 || got[0].Stage != "pose" || got[1].Stage != "selfie" {
+		t.Fatalf("stages %+v", got)
+	}
+	if got[0].BatchedSpeedup == nil || *got[0].BatchedSpeedup != 2 || got[1].BatchedSpeedup != nil {
+		t.Fatalf("speedups %v %v, want 2 and none", got[0].BatchedSpeedup, got[1].BatchedSpeedup)
+	}
+	var sb strings.Builder
+	rep := &Report{Stages: got, Interrupted: true}
+	if err := rep.WriteTable(&sb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(sb.String(), "INTERRUPTED") || !strings.Contains(sb.String(), "on (partial, 3 iters)") {
+		t.Fatalf("table:\n%s", sb.String())
+	}
+}
+
+func TestQuickStagesAreBuiltin(t *testing.T) {
+	full := DefaultStages()
+	for _, s := range QuickStages() {
+		if !isBuiltin(s) || !slices.Contains(full, s) {
+			t.Errorf("quick stage %q is not a default built-in stage", s)
+		}
+	}
+	if slices.Contains(QuickStages(), "upscale-1k-4k-sr-fast") {
+		t.Error("the quick set holds the whole-image SR upscale")
 	}
 }

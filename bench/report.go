@@ -20,6 +20,9 @@ import (
 // WriteTable prints the results as an aligned table.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if r.Interrupted {
+		fmt.Fprintln(w, "INTERRUPTED: the results measured before the interruption (partial rows: iterations that finished)")
+	}
 	fmt.Fprintf(tw, "stage\tbatching\tp50 ms\tp95 ms\tthroughput/s\tmean fill\tRSS MB\tspeedup\terrors\t\n")
 	for _, s := range r.Stages {
 		for _, run := range s.Runs {
@@ -27,8 +30,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if s.BatchedSpeedup != nil && run.Batching {
 				sp = fmt.Sprintf("%.2fx", *s.BatchedSpeedup)
 			}
+			mode := onOff(run.Batching)
+			if run.Partial {
+				mode += fmt.Sprintf(" (partial, %d iters)", run.Iters)
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.2f\t%.2f\t%.0f\t%s\t%d\t\n",
-				s.Stage, onOff(run.Batching), run.P50MS, run.P95MS, run.Throughput, run.MeanBatchFill, run.RSSMB, sp, run.Errors)
+				s.Stage, mode, run.P50MS, run.P95MS, run.Throughput, run.MeanBatchFill, run.RSSMB, sp, run.Errors)
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -44,8 +44,17 @@ func isBuiltin(name string) bool { return slices.Contains(builtinStages, name) }
 // BuiltinStages lists the built-in stage names.
 func BuiltinStages() []string { return append([]string(nil), builtinStages...) }
 
-// DefaultStages is what runs without --stages: every built-in stage but the
-// slow SR-quality upscale (minutes per image on a CPU).
+// QuickStages are the representative subset `fashiond bench` measures by
+// default (under a minute on a 2-core CPU): every model kind (pose, lite
+// pose, segmentation, parsing, faces, depth, fast super-resolution) and the
+// Lanczos tier upscale. The SR-quality tile and the whole-image SR upscales
+// take seconds to minutes per iteration: --full or --stages.
+func QuickStages() []string {
+	return []string{"pose", "pose-lite", "selfie", "parse", "faces", "depth", "sr-fast-tile", "upscale-1k-4k-lanczos"}
+}
+
+// DefaultStages is what --full runs: every built-in stage but the slow
+// SR-quality upscale (minutes per image on a CPU).
 func DefaultStages() []string {
 	var out []string
 	for _, s := range builtinStages {
@@ -109,6 +118,9 @@ type Report struct {
 	RSSBaselineMB  float64       `json:"rss_baseline_mb"`
 	RSSAllModelsMB float64       `json:"rss_all_models_mb"`
 	LoadedModels   []string      `json:"loaded_models"`
+	// Interrupted: the run was stopped (Ctrl-C) before its end; Stages
+	// hold what was measured until then.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 type stageInputs struct {
@@ -218,48 +230,88 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	// Worker memory with every model loaded (in the last mode's
 	// configuration), measured first in a clean process.
 	if err := allModelsRSS(ctx, opt, rep); err != nil {
+		if ctx.Err() != nil {
+			rep.Interrupted = true
+			return rep, ctx.Err()
+		}
 		return nil, err
 	}
 	in := prepareInputs(opt.Images)
 	results := map[string][]Result{}
+	var err error
 	for _, batching := range opt.Modes {
-		s, err := opt.OpenSuite(ctx, batching)
-		if err != nil {
-			return nil, err
-		}
-		sctx := context.WithValue(ctx, suiteKey{}, s)
-		for _, st := range opt.Stages {
-			fn := builtin(s, in, st)
-			if fn == nil {
-				reg, _ := registered(st)
-				fn = func(ctx context.Context, _ int) error { return reg(ctx) }
-			}
-			before, _ := statsFor(s, stageModels[st])
-			label := fmt.Sprintf("%s (batching %s)", st, onOff(batching))
-			pb := newProgress(opt.Progress, label, opt.Iters)
-			r, err := measure(sctx, fn, opt.Warmup, opt.Iters, opt.Concurrency, pb.draw)
-			pb.finish()
-			if err != nil {
-				s.Close()
-				return nil, fmt.Errorf("bench: stage %s (batching %s): %w", st, onOff(batching), err)
-			}
-			r.Stage, r.Batching = st, batching
-			after, pooled := statsFor(s, stageModels[st])
-			switch {
-			case after.batches > before.batches:
-				r.MeanBatchFill = float64(after.items-before.items) / float64(after.batches-before.batches)
-			case pooled:
-				r.MeanBatchFill = 1
-			}
-			r.RSSMB = mb(RSSBytes())
-			results[st] = append(results[st], r)
-			opt.Log.Debug("stage done", "stage", st, "batching", batching, "p50_ms", r.P50MS, "throughput", r.Throughput)
-		}
-		if err := s.Close(); err != nil {
-			return nil, err
+		if err = runMode(ctx, opt, in, batching, results); err != nil {
+			break
 		}
 	}
+	rep.Stages = assemble(opt.Stages, results)
+	if err != nil && ctx.Err() != nil {
+		rep.Interrupted = true
+		return rep, ctx.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// runMode measures every stage with batching on or off into results. When
+// ctx ends mid-stage, the stage's partial measurement is kept.
+func runMode(ctx context.Context, opt Options, in stageInputs, batching bool, results map[string][]Result) error {
+	s, err := opt.OpenSuite(ctx, batching)
+	if err != nil {
+		return err
+	}
+	err = runStages(ctx, opt, s, in, batching, results)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// runStages measures opt.Stages on suite s (see runMode).
+func runStages(ctx context.Context, opt Options, s *models.Suite, in stageInputs, batching bool, results map[string][]Result) error {
+	sctx := context.WithValue(ctx, suiteKey{}, s)
 	for _, st := range opt.Stages {
+		fn := builtin(s, in, st)
+		if fn == nil {
+			reg, _ := registered(st)
+			fn = func(ctx context.Context, _ int) error { return reg(ctx) }
+		}
+		before, _ := statsFor(s, stageModels[st])
+		label := fmt.Sprintf("%s (batching %s)", st, onOff(batching))
+		pb := newProgress(opt.Progress, label, opt.Iters)
+		r, err := measure(sctx, fn, opt.Warmup, opt.Iters, opt.Concurrency, pb.draw)
+		pb.finish()
+		if err != nil && (ctx.Err() == nil || r.Iters == 0) {
+			return fmt.Errorf("bench: stage %s (batching %s): %w", st, onOff(batching), err)
+		}
+		r.Stage, r.Batching = st, batching
+		after, pooled := statsFor(s, stageModels[st])
+		switch {
+		case after.batches > before.batches:
+			r.MeanBatchFill = float64(after.items-before.items) / float64(after.batches-before.batches)
+		case pooled:
+			r.MeanBatchFill = 1
+		}
+		r.RSSMB = mb(RSSBytes())
+		results[st] = append(results[st], r)
+		opt.Log.Debug("stage done", "stage", st, "batching", batching, "p50_ms", r.P50MS, "throughput", r.Throughput, "partial", r.Partial)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// assemble builds the per-stage reports, in stage order, from the results
+// measured (stages with none are left out).
+func assemble(stages []string, results map[string][]Result) []StageReport {
+	var out []StageReport
+	for _, st := range stages {
+		if len(results[st]) == 0 {
+			continue
+		}
 		sr := StageReport{Stage: st, Runs: results[st]}
 		var on, off *Result
 		for i := range sr.Runs {
@@ -274,13 +326,13 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 			head = on
 		}
 		sr.P50MS, sr.P95MS, sr.Throughput, sr.MeanBatchFill = head.P50MS, head.P95MS, head.Throughput, head.MeanBatchFill
-		if on != nil && off != nil && off.Throughput > 0 && on.MeanBatchFill > 0 && batchable(st) {
+		if on != nil && off != nil && off.Throughput > 0 && on.MeanBatchFill > 0 && batchable(st) && !on.Partial && !off.Partial {
 			v := on.Throughput / off.Throughput
 			sr.BatchedSpeedup = &v
 		}
-		rep.Stages = append(rep.Stages, sr)
+		out = append(out, sr)
 	}
-	return rep, nil
+	return out
 }
 
 func allModelsRSS(ctx context.Context, opt Options, rep *Report) error {

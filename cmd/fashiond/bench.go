@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	_ "image/jpeg"
 	_ "image/png"
@@ -33,8 +34,12 @@ latency, throughput, mean batch fill and RSS; --json and --chart save them.
 Stages: %s
 (diffusion: ` + "`fashiond bench diffusion --help`" + `: steps/s at 1, 2 and 4 concurrent
 jobs with step batching off and on, engine overhead, RSS)
-(default: all but upscale-1k-4k-sr-quality, which takes minutes per
-iteration on a CPU: ask for it with --stages and --iters 1)
+By default a representative subset runs, in about a minute on a 2-core
+CPU: %s.
+--full measures every stage but upscale-1k-4k-sr-quality (about 45 minutes
+on a CPU); --stages picks any stages, upscale-1k-4k-sr-quality included
+(minutes per iteration on a CPU: use --iters 1). Ctrl-C stops the run and prints (and saves, with --json and
+--chart) what was measured so far; a second Ctrl-C quits at once.
 
 `
 
@@ -45,17 +50,11 @@ func cmdBench(args []string) error {
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var cfg config.Config
-	// ORT, model and device flags come from the shared config; the bench's
-	// own --concurrency and --batching replace the worker's.
-	all := flag.NewFlagSet("config", flag.ContinueOnError)
-	cfg.Register(all)
-	all.VisitAll(func(f *flag.Flag) {
-		switch f.Name {
-		case "ort-lib", "models-dir", "data-dir", "device", "intra-op-threads", "cuda-device-id", "cuda-mem-limit", "cudnn-conv-algo", "log-level", "log-format":
-			fs.Var(f.Value, f.Name, f.Usage)
-		}
-	})
-	stages := fs.String("stages", "", "comma-separated stages (default: all but upscale-1k-4k-sr-quality)")
+	// ORT, model, device and log flags come from the shared config; the
+	// bench's own --concurrency and --batching replace the worker's.
+	cfg.Register(fs)
+	stages := fs.String("stages", "", "comma-separated stages (default: a representative subset; see --full)")
+	full := fs.Bool("full", false, "measure every stage but upscale-1k-4k-sr-quality (about 45 minutes on a CPU)")
 	imagesFlag := fs.String("images", "", "comma-separated image files (default: the photos in TESTDATA/images)")
 	testdata := fs.String("testdata", envOr("FASHIOND_TESTDATA", "../shared/testdata"), "test data directory for the default images (FASHIOND_TESTDATA)")
 	iters := fs.Int("iters", 20, "measured iterations per stage and mode")
@@ -66,7 +65,8 @@ func cmdBench(args []string) error {
 	jsonOut := fs.String("json", "", "write the results as JSON to this file")
 	chartOut := fs.String("chart", "", "draw the results as a PNG chart to this file")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), benchUsage, strings.Join(append(bench.BuiltinStages(), bench.RegisteredStages()...), ", "))
+		fmt.Fprintf(fs.Output(), benchUsage, strings.Join(append(bench.BuiltinStages(), bench.RegisteredStages()...), ", "),
+			strings.Join(bench.QuickStages(), ", "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -77,6 +77,10 @@ func cmdBench(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected arguments %v", fs.Args())
+	}
+	list, err := benchStages(*stages, *full)
+	if err != nil {
+		return err
 	}
 	cfg.UpscalePolicy = "auto"
 	cfg.Concurrency = 1
@@ -115,17 +119,12 @@ func cmdBench(args []string) error {
 		imgs = append(imgs, img)
 		names = append(names, filepath.Base(p))
 	}
-	var list []string
-	if *stages != "" {
-		for _, s := range strings.Split(*stages, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				list = append(list, s)
-			}
-		}
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C quits at once
+	}()
 	rt, err := inference.Open(ctx, inference.Config{
 		LibPath: cfg.ORTLib, IntraOpThreads: cfg.IntraOpThreads, Device: cfg.Device,
 		CUDADeviceID: cfg.CUDADeviceID, CUDAMemLimit: cfg.CUDAMemLimit, CUDNNConvSearch: cfg.CUDNNConvAlgo,
@@ -144,19 +143,50 @@ func cmdBench(args []string) error {
 			})
 		},
 	})
-	if err != nil {
+	if rep == nil {
 		return err
 	}
+	if werr := writeReport(rep, *jsonOut, *chartOut); werr != nil {
+		return werr
+	}
+	if rep.Interrupted {
+		return errors.New("interrupted; the table above (and --json/--chart) holds what was measured so far")
+	}
+	return err
+}
+
+// benchStages returns the stages to run: --stages, all but the slowest
+// (nil: bench.DefaultStages) with --full, else the representative subset.
+func benchStages(stages string, full bool) ([]string, error) {
+	var list []string
+	for _, s := range strings.Split(stages, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			list = append(list, s)
+		}
+	}
+	switch {
+	case full && len(list) > 0:
+		return nil, errors.New("bench: --full and --stages exclude each other")
+	case full:
+		return nil, nil
+	case len(list) == 0:
+		return bench.QuickStages(), nil
+	}
+	return list, nil
+}
+
+// writeReport prints rep and saves it as JSON and a chart where asked.
+func writeReport(rep *bench.Report, jsonOut, chartOut string) error {
 	if err := rep.WriteTable(os.Stdout); err != nil {
 		return err
 	}
-	if *jsonOut != "" {
-		if err := rep.WriteJSON(*jsonOut); err != nil {
+	if jsonOut != "" {
+		if err := rep.WriteJSON(jsonOut); err != nil {
 			return err
 		}
 	}
-	if *chartOut != "" {
-		if err := rep.WriteChart(*chartOut); err != nil {
+	if chartOut != "" {
+		if err := rep.WriteChart(chartOut); err != nil {
 			return err
 		}
 	}

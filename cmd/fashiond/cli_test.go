@@ -3,16 +3,19 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"fashiond/bench"
 	"fashiond/pipelines/pipelinetest"
 	"fashiond/redisserver"
 )
@@ -233,4 +236,75 @@ func waitRunning(t *testing.T, s *server, id string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("job %s never ran", id)
+}
+
+// interruptStage is a bench stage that sends this process a SIGINT (a
+// Ctrl-C) on its fourth call and is interrupted by it.
+const interruptStage = "test/ctrl-c"
+
+var interruptCalls atomic.Int64
+
+func init() {
+	bench.RegisterStage(interruptStage, func(ctx context.Context) error {
+		if interruptCalls.Add(1) == 4 {
+			if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+				return err
+			}
+			<-ctx.Done() // the call the user interrupted
+			return ctx.Err()
+		}
+		time.Sleep(5 * time.Millisecond)
+		return nil
+	})
+}
+
+// TestBenchCtrlC: Ctrl-C during `fashiond bench` prints and saves what was
+// measured so far (issue 12: it lost every result).
+func TestBenchCtrlC(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	if os.Getenv("FASHIOND_ORT_LIB") == "" {
+		t.Setenv("FASHIOND_ORT_LIB", filepath.Join(root, ".deps/onnxruntime/1.30.0/libonnxruntime.so.1"))
+	}
+	if os.Getenv("FASHIOND_MODELS_DIR") == "" {
+		t.Setenv("FASHIOND_MODELS_DIR", filepath.Join(root, "data/models"))
+	}
+	interruptCalls.Store(0)
+	js, chart := filepath.Join(t.TempDir(), "b.json"), filepath.Join(t.TempDir(), "b.png")
+	err := cmdBench([]string{"--stages", "selfie," + interruptStage, "--iters", "10", "--warmup", "1", "--concurrency", "1",
+		"--batching", "off", "--testdata", pipelinetest.Testdata(t), "--device", "cpu", "--intra-op-threads", "2",
+		"--json", js, "--chart", chart})
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("err = %v, want the interruption reported", err)
+	}
+	b, rerr := os.ReadFile(js)
+	if rerr != nil {
+		t.Fatalf("no JSON saved after Ctrl-C: %v", rerr)
+	}
+	var rep struct {
+		Interrupted bool `json:"interrupted"`
+		Stages      []struct {
+			Stage string `json:"stage"`
+			Runs  []struct {
+				Iters   int     `json:"iters"`
+				Partial bool    `json:"partial"`
+				P50     float64 `json:"p50_ms"`
+			} `json:"runs"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Interrupted || len(rep.Stages) != 2 {
+		t.Fatalf("report %+v, want interrupted with both stages", rep)
+	}
+	if s := rep.Stages[0]; s.Stage != "selfie" || s.Runs[0].Partial || s.Runs[0].Iters != 10 || s.Runs[0].P50 <= 0 {
+		t.Errorf("selfie %+v, want its 10 iterations complete", s)
+	}
+	// Warm-up is call 1; calls 2 and 3 were measured before the Ctrl-C.
+	if s := rep.Stages[1]; s.Stage != interruptStage || !s.Runs[0].Partial || s.Runs[0].Iters != 2 {
+		t.Errorf("%s %+v, want 2 iterations, partial", interruptStage, s)
+	}
+	if _, err := os.Stat(chart); err != nil {
+		t.Errorf("no chart saved: %v", err)
+	}
 }
