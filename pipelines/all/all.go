@@ -119,7 +119,7 @@ func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *p
 		skipped["product-to-model"] = "no preset model library (make setup installs it)"
 		skipped["model-create"] = skipped["product-to-model"]
 	} else {
-		reg.Register(producttomodel.New(p, lib))
+		reg.Register(producttomodel.New(p, lib).WithTextToImage(gen.TextToImage))
 		reg.Register(modelcreate.New(p, lib))
 	}
 	return reg, skipped

@@ -2,14 +2,26 @@ package pipelinetest
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"fashiond/diffusion"
 	"fashiond/inference"
+	"fashiond/models/testenv"
 	"fashiond/pipelines/generative"
 )
+
+// ContractTextToImage is the oracle-floatb contract model (a closed-form
+// text-to-image graph that makes stripes, not a real generative model)
+// behind the generative.Generator interface, on the CPU.
+func ContractTextToImage(t testing.TB) *generative.TextToImage {
+	t.Helper()
+	g, err := generative.NewTextToImage(contractModel(t, "oracle-floatb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
 
 // ContractInpainter is the oracle-inpaint contract model (a closed-form
 // 9-channel "inpainting" graph made by scripts/setup-contract-models.sh, not
@@ -17,23 +29,25 @@ import (
 // CPU. It is closed with the test.
 func ContractInpainter(t testing.TB) *generative.Diffusion {
 	t.Helper()
-	lib := os.Getenv("FASHIOND_ORT_LIB")
-	if lib == "" {
-		lib = filepath.Join(Root(), ".deps", "onnxruntime", "1.30.0", "libonnxruntime.so.1")
-	}
-	rt, err := inference.Open(context.Background(), inference.Config{LibPath: lib, IntraOpThreads: 1, Device: "cpu"}, nil)
-	if err != nil {
-		t.Fatalf("pipelinetest: %v (run make setup)", err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	m, err := diffusion.Load(context.Background(), rt, filepath.Join(Root(), "diffusion", "testdata", "contract", "oracle-inpaint"), diffusion.Options{})
-	if err != nil {
-		t.Fatalf("pipelinetest: contract model: %v (run make setup)", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	d, err := generative.NewDiffusion(m)
+	d, err := generative.NewDiffusion(contractModel(t, "oracle-inpaint"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// contractModel loads a contract model folder; it is closed with the test.
+func contractModel(t testing.TB, variant string) *diffusion.Model {
+	t.Helper()
+	rt, err := inference.Open(context.Background(), inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
+	if err != nil {
+		t.Fatalf("pipelinetest: %v (run make setup)", err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	m, err := diffusion.Load(context.Background(), rt, filepath.Join(Root(), "diffusion", "testdata", "contract", variant), diffusion.Options{})
+	if err != nil {
+		t.Fatalf("pipelinetest: contract model: %v (run make setup)", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }

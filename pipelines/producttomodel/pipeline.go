@@ -27,6 +27,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/garment"
+	"fashiond/pipelines/generative"
 	"fashiond/pipelines/mask"
 	"fashiond/pipelines/presets"
 	"fashiond/pipelines/style"
@@ -47,6 +48,7 @@ type Inputs = pipelines.ProductToModelInputs
 type Pipeline struct {
 	p   models.Perception
 	lib *presets.Library
+	t2i generative.Generator
 }
 
 // New returns the pipeline over the perception models and the preset model
@@ -126,35 +128,9 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	}
 	n := in.SampleCount
 	seed := seedOf(req.JobID)
-	bases := make([]base, n)
-	if in.ModelImageURL != "" {
-		img, err := req.Images.Load(ctx, "inputs.modelImageUrl", in.ModelImageURL)
-		if err != nil {
-			return nil, err
-		}
-		for i := range bases {
-			bases[i] = base{img, "modelImageUrl"}
-		}
-	} else {
-		if pl.lib == nil {
-			return nil, pipelines.Failf("no model image: modelImageUrl was not given and no preset model library is installed")
-		}
-		chosen := pl.lib.Choose(in.CustomPrompt, n, seed, presets.Filter{Framing: framings(g.Kind)})
-		if len(chosen) == 0 {
-			return nil, pipelines.Failf("no preset model fits customPrompt %q: %s; a %s garment needs a %s model; give modelImageUrl", in.CustomPrompt, pl.lib.Missing(in.CustomPrompt, presets.Filter{Framing: framings(g.Kind)}), g.Kind, strings.Join(framings(g.Kind), " or "))
-		}
-		cache := map[string]image.Image{}
-		for i, p := range chosen {
-			img, ok := cache[p.ID]
-			if !ok {
-				img, err = pl.lib.Image(p)
-				if err != nil {
-					return nil, fmt.Errorf("product-to-model: %w", err)
-				}
-				cache[p.ID] = img
-			}
-			bases[i] = base{img, "preset " + p.ID}
-		}
+	bases, gens, baseNotes, err := pl.modelBases(ctx, req, in, g, seed)
+	if err != nil {
+		return nil, err
 	}
 	acc := tryon.AccuracyHigh
 	if in.Quality != "1k" {
@@ -198,19 +174,50 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			fmt.Sprintf("model: %s; look: %s (%s)", bs.name, sid, style.Describe(sid)),
 		}, info.Notes...)
 		notes = append(notes, styled.Notes...)
-		if in.ModelImageURL == "" {
-			notes = append(notes, "no generative model is installed: the model is a photo from the preset library chosen by the words of customPrompt, not a newly generated person")
-		}
-		res.Outputs = append(res.Outputs, pipelines.Output{
+		notes = append(notes, baseNotes...)
+		o := pipelines.Output{
 			Image:  final,
 			Path:   "reference",
 			Method: info.Method + "+style-" + sid + "+tier",
 			Notes:  notes,
 			Checks: styled.Checks,
-		})
+		}
+		if gi := gens[i]; gi != nil {
+			o.Path = "generative"
+			o.Method = "text-to-image(" + gi.Model + ")+" + o.Method
+			o.Notes = append(o.Notes, gi.Note("the model photo was"))
+		}
+		res.Outputs = append(res.Outputs, o)
 	}
 	progress("done", 1, "")
 	return res, nil
+}
+
+// presetBases chooses preset model photos by customPrompt's words, the
+// garment's kind restricting the framing.
+func (pl *Pipeline) presetBases(in Inputs, g *garment.Garment, seed int64) ([]base, error) {
+	if pl.lib == nil {
+		return nil, pipelines.Failf("no model image: modelImageUrl was not given and no preset model library is installed")
+	}
+	filter := presets.Filter{Framing: framings(g.Kind)}
+	chosen := pl.lib.Choose(in.CustomPrompt, in.SampleCount, seed, filter)
+	if len(chosen) == 0 {
+		return nil, pipelines.Failf("no preset model fits customPrompt %q: %s; a %s garment needs a %s model; give modelImageUrl", in.CustomPrompt, pl.lib.Missing(in.CustomPrompt, filter), g.Kind, strings.Join(framings(g.Kind), " or "))
+	}
+	cache := map[string]image.Image{}
+	bases := make([]base, len(chosen))
+	for i, p := range chosen {
+		img, ok := cache[p.ID]
+		if !ok {
+			var err error
+			if img, err = pl.lib.Image(p); err != nil {
+				return nil, fmt.Errorf("product-to-model: %w", err)
+			}
+			cache[p.ID] = img
+		}
+		bases[i] = base{img, "preset " + p.ID}
+	}
+	return bases, nil
 }
 
 // style applies the look under the backdrop rule (style.AnalyzeScene) and
