@@ -250,9 +250,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 		req.Inputs = json.RawMessage("{}")
 	}
 	if req.IdempotencyKey != "" {
-		prev, err := s.idemBegin(ctx, req)
-		if err != nil || prev != nil {
-			return prev, err
+		prev, ierr := s.idemBegin(ctx, req)
+		if ierr != nil || prev != nil {
+			return prev, ierr
 		}
 		defer func() {
 			if err != nil {
