@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/color"
 	"image/draw"
 	"math"
 
@@ -128,19 +127,16 @@ func Composite(src, gen image.Image, mask *image.Gray) *image.NRGBA {
 	b := src.Bounds()
 	out := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
 	draw.Draw(out, out.Bounds(), src, b.Min, draw.Src)
-	dist := insideDistance(mask)
-	w := b.Dx()
-	for y := range b.Dy() {
-		for x := range w {
-			a := math.Min(1, dist[y*w+x]/featherPx)
-			if a == 0 {
-				continue
-			}
-			g := color.NRGBAModel.Convert(gen.At(gen.Bounds().Min.X+x, gen.Bounds().Min.Y+y)).(color.NRGBA)
-			o := out.PixOffset(x, y)
-			for c, v := range [3]uint8{g.R, g.G, g.B} {
-				out.Pix[o+c] = uint8(math.Round((1-a)*float64(out.Pix[o+c]) + a*float64(v)))
-			}
+	g := image.NewNRGBA(out.Rect)
+	draw.Draw(g, g.Rect, gen, gen.Bounds().Min, draw.Src)
+	for i, d := range insideDistance(mask) {
+		a := math.Min(1, d/featherPx)
+		if a == 0 {
+			continue
+		}
+		o := 4 * i
+		for c := range 3 {
+			out.Pix[o+c] = uint8(math.Round((1-a)*float64(out.Pix[o+c]) + a*float64(g.Pix[o+c])))
 		}
 	}
 	return out
