@@ -22,9 +22,9 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/posecontrol"
 	"fashiond/pipelines/presets"
 	"fashiond/pipelines/prompttryon"
+	"fashiond/pipelines/repose"
 	"fashiond/pipelines/scene"
 	"fashiond/pipelines/style"
 )
@@ -171,9 +171,9 @@ func personPose(pose *models.Pose, w, h int) *models.Pose {
 	if pose == nil || pose.Presence < 0.5 {
 		return nil
 	}
-	s := posecontrol.SkeletonFromPose(pose, w, h)
+	s := repose.SkeletonFromPose(pose, w, h)
 	n := 0
-	for _, j := range posecontrol.BodyJoints {
+	for _, j := range repose.BodyJoints {
 		if s.Known[j] {
 			n++
 		}
@@ -197,7 +197,7 @@ func (pl *Pipeline) upload(ctx context.Context, req *pipelines.Request, in Input
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}
-	img := posecontrol.FitPixels(src, workPixels)
+	img := repose.FitPixels(src, workPixels)
 	req.Progress("detect", 0.2, "")
 	faces, err := pl.p.Faces(ctx, img)
 	if err != nil {
@@ -323,16 +323,16 @@ func reshape(sc *scene.Scene, top, hips float64) *scene.Scene {
 }
 
 // skeletonFromRecord reads a saved model's keypoints (33 x (x, y, v)).
-func skeletonFromRecord(rec pipelines.SavedModel) (posecontrol.Skeleton, bool) {
+func skeletonFromRecord(rec pipelines.SavedModel) (repose.Skeleton, bool) {
 	if len(rec.Keypoints) != 33*3 {
-		return posecontrol.Skeleton{}, false
+		return repose.Skeleton{}, false
 	}
 	var p models.Pose
 	for i := range p.Keypoints {
 		p.Keypoints[i] = models.Keypoint{X: rec.Keypoints[i*3], Y: rec.Keypoints[i*3+1], Visibility: rec.Keypoints[i*3+2]}
 	}
 	p.Presence = 1
-	s := posecontrol.SkeletonFromPose(&p, rec.Width, rec.Height)
+	s := repose.SkeletonFromPose(&p, rec.Width, rec.Height)
 	return s, s.Known[models.KpLeftShoulder] && s.Known[models.KpRightShoulder]
 }
 
@@ -354,8 +354,8 @@ func styleInText(text string) string {
 
 // poseTarget is how a sample is to be re-posed.
 type poseTarget struct {
-	skel       *posecontrol.Skeleton // a template skeleton (poseModelId, poseImageBase64)
-	parsed     *posecontrol.ParsedPose
+	skel       *repose.Skeleton // a template skeleton (poseModelId, poseImageBase64)
+	parsed     *repose.ParsedPose
 	desc       string
 	fromPrompt bool // read from the prompt, not asked for explicitly
 }
@@ -391,7 +391,7 @@ func (pt poseTarget) forPreset(pr presets.Preset) (poseTarget, []string) {
 	if len(keep) == 0 {
 		return poseTarget{}, drop
 	}
-	pp, err := posecontrol.ParsePoseText(strings.Join(keep, ", "))
+	pp, err := repose.ParsePoseText(strings.Join(keep, ", "))
 	if err != nil {
 		return poseTarget{}, drop
 	}
@@ -429,7 +429,7 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 		if err != nil {
 			return nil, jobErr(ctx, err)
 		}
-		s, err := posecontrol.TargetFromImage(ctx, pl.p, pimg)
+		s, err := repose.TargetFromImage(ctx, pl.p, pimg)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -438,14 +438,14 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 		}
 		pt = poseTarget{skel: &s, desc: "pose of inputs.poseImageBase64"}
 	case in.Pose != "":
-		pp, err := posecontrol.ParsePoseText(in.Pose)
+		pp, err := repose.ParsePoseText(in.Pose)
 		if err != nil {
 			return nil, pipelines.Failf("model-create: inputs.pose: %v", err)
 		}
 		pt = poseTarget{parsed: &pp, desc: "pose " + strings.Join(pp.Matched, ", ")}
 	default:
 		// The prompt may describe the pose; use it when it clearly does.
-		if pp, err := posecontrol.ParsePoseText(in.Prompt); err == nil {
+		if pp, err := repose.ParsePoseText(in.Prompt); err == nil {
 			pt = poseTarget{parsed: &pp, desc: "pose from the prompt: " + strings.Join(pp.Matched, ", "), fromPrompt: true}
 		}
 	}
@@ -520,7 +520,7 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}
-	img := posecontrol.FitPixels(base, workPixels)
+	img := repose.FitPixels(base, workPixels)
 	steps := []string{"preset:" + s.preset.ID}
 	var notes []string
 	if s.repeat%2 == 1 {
@@ -539,7 +539,7 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 		if err != nil {
 			return nil, jobErr(ctx, err)
 		}
-		if err := posecontrol.SourceUsable(sc); err != nil {
+		if err := repose.SourceUsable(sc); err != nil {
 			return nil, pipelines.Failf("model-create: preset %s: %v", s.preset.ID, err)
 		}
 		if s.reshape {
@@ -549,11 +549,11 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 			changed = true
 		}
 		if s.pose.skel != nil || s.pose.parsed != nil {
-			var target posecontrol.Skeleton
+			var target repose.Skeleton
 			if s.pose.skel != nil {
 				target = *s.pose.skel
 			} else {
-				src := posecontrol.SkeletonFromPose(sc.Pose, 0, 0)
+				src := repose.SkeletonFromPose(sc.Pose, 0, 0)
 				for j := range src.Known {
 					src.Known[j] = true
 				}
@@ -562,13 +562,13 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 					return nil, pipelines.Failf("model-create: preset %s: %v", s.preset.ID, err)
 				}
 			}
-			r, err := posecontrol.ReposeDetail(ctx, pl.p, sc, target)
+			r, err := repose.ReposeDetail(ctx, pl.p, sc, target)
 			if err != nil {
 				return nil, jobErr(ctx, err)
 			}
 			img = r.Image
-			steps = append(steps, posecontrol.Method+"("+s.pose.desc+")")
-			notes = append(notes, posecontrol.Notes...)
+			steps = append(steps, repose.Method+"("+s.pose.desc+")")
+			notes = append(notes, repose.Notes...)
 			changed = true
 		}
 	}

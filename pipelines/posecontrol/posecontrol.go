@@ -4,11 +4,11 @@
 //
 // Reference path: the source pose and person layers come from the
 // perception models (scene.Layers); a target skeleton comes from a template
-// image (pose model) or from a custom text through a pose vocabulary
-// (POSES.md); it is retargeted to the source's bone lengths, anchored at the
-// hips; the person is deformed by linear blend skinning of a triangle grid
-// (arms as separate layers, the body under them inpainted) and drawn over
-// the background plate with the person removed.
+// image (pose model) or from a custom text through the pose vocabulary
+// (POSES.md); the repose capability retargets and deforms the person. This
+// package is the adapter: it decodes the inputs, loads the images, confines
+// the result to the subject on a photo of several people, runs the
+// self-checks and applies the tier.
 package posecontrol
 
 import (
@@ -18,27 +18,21 @@ import (
 	"fmt"
 	"image"
 	"log/slog"
-	"math"
 	"strings"
 
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/body"
+	"fashiond/pipelines/repose"
 	"fashiond/pipelines/scene"
 	"fashiond/pipelines/selfcheck"
 )
 
 // Method is Output.Method of every pose-control result.
-const Method = "lbs-mesh-warp"
-
-// Notes are what the reference re-posing cannot do, said on every result.
-var Notes = []string{
-	"occluded body parts are not hallucinated: what the source photo does not show stays hidden or is filled from nearby texture",
-	"large rotations out of the image plane (turning, bending towards the camera) are approximated by in-plane bone rotations",
-}
+const Method = repose.Method
 
 // maxWorkPixels is the working resolution cap; ToTier reaches the tier.
-const maxWorkPixels = 1_100_000
+const maxWorkPixels = repose.MaxWorkPixels
 
 // Pipeline is the pose-control pipeline.
 type Pipeline struct {
@@ -85,11 +79,11 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	}
 	// Read every custom text first: a bad text fails the job before any
 	// image work.
-	parsed := make([]ParsedPose, len(in.Poses))
+	parsed := make([]repose.ParsedPose, len(in.Poses))
 	for i, ps := range in.Poses {
 		switch ps.Type {
 		case "custom":
-			pp, err := ParsePoseText(ps.Text)
+			pp, err := repose.ParsePoseText(ps.Text)
 			if err != nil {
 				return nil, pipelines.Failf("poses[%d]: %v", i, err)
 			}
@@ -111,7 +105,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if err != nil {
 		return nil, asJobError(err)
 	}
-	work := FitPixels(img, maxWorkPixels)
+	work := repose.FitPixels(img, maxWorkPixels)
 	ratio := in.Ratio
 	if ratio == "" {
 		b := img.Bounds()
@@ -130,7 +124,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if err != nil {
 		return nil, asJobError(err)
 	}
-	if err := SourceUsable(sc); err != nil {
+	if err := repose.SourceUsable(sc); err != nil {
 		return nil, pipelines.Failf("pose-control: %v in inputs.modelImage", err)
 	}
 	// A person to re-pose shows a face: without one, the pose model's
@@ -140,8 +134,8 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	} else if len(faces) == 0 {
 		return nil, pipelines.Failf("pose-control: no person found in inputs.modelImage (no face detected)")
 	}
-	src := allKnown(SkeletonFromPose(sc.Pose, sc.Image.Rect.Dx(), sc.Image.Rect.Dy()))
-	rp, err := NewReposer(ctx, pl.p, sc)
+	src := repose.AllKnown(repose.SkeletonFromPose(sc.Pose, sc.Image.Rect.Dx(), sc.Image.Rect.Dy()))
+	rp, err := repose.NewReposer(ctx, pl.p, sc)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -155,8 +149,8 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			return nil, err
 		}
 		progress("pose", 0.1+0.85*float64(i)/n, fmt.Sprintf("pose %d/%d", i+1, len(in.Poses)))
-		var target Skeleton
-		notes := append([]string(nil), Notes...)
+		var target repose.Skeleton
+		notes := append([]string(nil), repose.Notes...)
 		switch ps.Type {
 		case "template":
 			field := fmt.Sprintf("inputs.poses[%d].cdnUrl", i)
@@ -168,14 +162,14 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 				}
 				return nil, pipelines.Failf("poses[%d]: %v", i, err)
 			}
-			target, err = TargetFromImage(ctx, pl.p, timg)
+			target, err = repose.TargetFromImage(ctx, pl.p, timg)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
 				return nil, pipelines.Failf("poses[%d]: %v", i, err)
 			}
-			if target.facing() != src.facing() {
+			if target.Facing() != src.Facing() {
 				notes = append(notes, "the template faces the other way: its left and right limbs were swapped to copy the picture's layout")
 			}
 		case "custom":
@@ -242,7 +236,7 @@ func (pl *Pipeline) people(ctx context.Context, work *image.RGBA) (*body.Analysi
 // inpainted plate showing through the re-posed body; was is the scene's
 // person mask) and pose_agreement. It returns the final
 // image, its checks and a note naming the subject ("" for one person).
-func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gray, source Skeleton, r *Rendered, a *body.Analysis) (*image.RGBA, []pipelines.Check, string, error) {
+func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gray, source repose.Skeleton, r *repose.Rendered, a *body.Analysis) (*image.RGBA, []pipelines.Check, string, error) {
 	final := r.Image
 	var checks []pipelines.Check
 	var person *image.Gray
@@ -255,7 +249,7 @@ func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gra
 		note = fmt.Sprintf("subject: %s; only the subject is re-posed, the other people and the rest of the photo are unchanged", a.Rule)
 	}
 	checks = append(checks, selfcheck.Hole(src, final), selfcheck.Tear(final, was, r.Alpha))
-	agree, err := PoseAgreement(ctx, pl.p, final, person, band, source, r.Target)
+	agree, err := repose.PoseAgreement(ctx, pl.p, final, person, band, source, r.Target)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, "", ctx.Err()
@@ -271,82 +265,4 @@ func asJobError(err error) error {
 		return err
 	}
 	return pipelines.Failf("%v", err)
-}
-
-// SourceUsable says why a scene cannot be re-posed (nil when it can): a
-// person must be present with shoulders and hips the pose model sees.
-func SourceUsable(sc *scene.Scene) error {
-	if sc == nil || !sc.HasPerson || sc.Pose == nil || sc.Pose.Presence < 0.5 {
-		return errors.New("no person found")
-	}
-	k := sc.Pose.Keypoints
-	for _, j := range []int{11, 12} {
-		if k[j].Visibility < 0.3 {
-			return errors.New("the person's shoulders are not visible")
-		}
-	}
-	return nil
-}
-
-// TargetFromImage estimates the target skeleton from a template image with
-// the pose model. It fails when no person is found or too few body joints
-// are visible to define a pose.
-func TargetFromImage(ctx context.Context, p models.Perception, img image.Image) (Skeleton, error) {
-	if p == nil {
-		return Skeleton{}, errors.New("no pose model")
-	}
-	b := img.Bounds()
-	pose, err := p.Pose(ctx, FitPixels(img, maxWorkPixels))
-	if err != nil {
-		return Skeleton{}, err
-	}
-	fb := FitPixels(img, maxWorkPixels).Bounds()
-	s := SkeletonFromPose(pose, fb.Dx(), fb.Dy())
-	// Back to the template's pixels (only directions matter, but keep the
-	// skeleton in the image it came from).
-	if fb.Dx() != b.Dx() {
-		k := float64(b.Dx()) / float64(fb.Dx())
-		for i := range s.Joints {
-			s.Joints[i] = scale(s.Joints[i], k)
-			s.Z[i] *= k
-		}
-	}
-	// Legs the model only guesses (out of the frame) are unknown: the
-	// source keeps its own leg angles there.
-	rel := legReliability(pose, s)
-	for i, l := range []limbIdx{legOf(sideLeft), legOf(sideRight)} {
-		if !rel.thigh[i] {
-			s.Known[l.mid] = false
-		}
-		if !rel.shin[i] {
-			s.Known[l.end] = false
-		}
-		if !rel.foot[i] {
-			for _, j := range extremities(l.end) {
-				s.Known[j] = false
-			}
-		}
-	}
-	n := 0
-	for _, j := range BodyJoints {
-		if s.Known[j] {
-			n++
-		}
-	}
-	if pose.Presence < 0.5 || !s.Known[11] || !s.Known[12] || n < 5 {
-		return Skeleton{}, errors.New("no person found in the template image")
-	}
-	return s, nil
-}
-
-// FitPixels downsizes img (Lanczos-quality) so it has at most maxPx pixels;
-// smaller images are returned as *image.RGBA unchanged.
-func FitPixels(img image.Image, maxPx int) *image.RGBA {
-	b := img.Bounds()
-	px := b.Dx() * b.Dy()
-	if px <= maxPx {
-		return scene.RGBA(img)
-	}
-	k := math.Sqrt(float64(maxPx) / float64(px))
-	return scene.Resize(img, max(1, int(float64(b.Dx())*k)), max(1, int(float64(b.Dy())*k)))
 }

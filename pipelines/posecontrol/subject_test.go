@@ -7,6 +7,7 @@ import (
 
 	"fashiond/pipelines/body"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/repose"
 	"fashiond/pipelines/scene"
 	"fashiond/pipelines/selfcheck"
 )
@@ -24,7 +25,7 @@ func TestMultiPersonConfined(t *testing.T) {
 		{"images/pexels_two_women_phones.jpg", "arms out"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			work := FitPixels(pipelinetest.Image(t, c.file), maxWorkPixels)
+			work := repose.FitPixels(pipelinetest.Image(t, c.file), maxWorkPixels)
 			a, err := pl.people(ctx, work)
 			if err != nil || a == nil || !a.Several() {
 				t.Fatalf("people: %v %v", a, err)
@@ -33,11 +34,11 @@ func TestMultiPersonConfined(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rp, err := NewReposer(ctx, p, sc)
+			rp, err := repose.NewReposer(ctx, p, sc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tg, err := TargetFromText(c.text, sc.Pose)
+			tg, err := repose.TargetFromText(c.text, sc.Pose)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package posecontrol
+package repose
 
 import (
 	"context"

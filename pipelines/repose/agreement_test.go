@@ -1,4 +1,4 @@
-package posecontrol
+package repose
 
 import (
 	"context"
@@ -16,7 +16,7 @@ func TestPoseAgreementFailsOnUnmovedPerson(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	ctx := context.Background()
 	sc := testScene(t, p, "images/fashn_model.webp")
-	src := allKnown(SkeletonFromPose(sc.Pose, sc.Image.Rect.Dx(), sc.Image.Rect.Dy()))
+	src := AllKnown(SkeletonFromPose(sc.Pose, sc.Image.Rect.Dx(), sc.Image.Rect.Dy()))
 	tg, err := TargetFromText("arms raised", sc.Pose)
 	if err != nil {
 		t.Fatal(err)

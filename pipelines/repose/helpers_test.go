@@ -1,4 +1,4 @@
-package posecontrol
+package repose
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func testScene(t testing.TB, p models.Perception, rel string) *scene.Scene {
 	if s, ok := sceneCache[rel]; ok {
 		return s
 	}
-	img := FitPixels(pipelinetest.Image(t, rel), maxWorkPixels)
+	img := FitPixels(pipelinetest.Image(t, rel), MaxWorkPixels)
 	s, err := scene.Layers(context.Background(), p, img, scene.Options{})
 	if err != nil {
 		t.Fatalf("layers of %s: %v", rel, err)

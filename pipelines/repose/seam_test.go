@@ -1,4 +1,4 @@
-package posecontrol
+package repose
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 func TestIdentityReposeNoSeams(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	sc := testScene(t, p, "images/fashn_garment.webp")
-	src := allKnown(SkeletonFromPose(sc.Pose, sc.Image.Rect.Dx(), sc.Image.Rect.Dy()))
+	src := AllKnown(SkeletonFromPose(sc.Pose, sc.Image.Rect.Dx(), sc.Image.Rect.Dy()))
 	r, err := ReposeDetail(context.Background(), p, sc, src)
 	if err != nil {
 		t.Fatal(err)

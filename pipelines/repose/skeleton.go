@@ -1,4 +1,4 @@
-package posecontrol
+package repose
 
 import (
 	"math"
@@ -40,9 +40,9 @@ func SkeletonFromPose(p *models.Pose, w, h int) Skeleton {
 	return s
 }
 
-// allKnown returns s with every joint marked known (a source skeleton: the
+// AllKnown returns s with every joint marked known (a source skeleton: the
 // pose model predicts joints outside the frame too, and the warp needs them).
-func allKnown(s Skeleton) Skeleton {
+func AllKnown(s Skeleton) Skeleton {
 	for i := range s.Known {
 		s.Known[i] = true
 	}
@@ -97,9 +97,9 @@ func (s Skeleton) TorsoSize() float64 {
 	return t
 }
 
-// facing is +1 when the person's left shoulder is on the image right (the
+// Facing is +1 when the person's left shoulder is on the image right (the
 // person faces the camera), -1 when seen from behind or mirrored.
-func (s Skeleton) facing() float64 {
+func (s Skeleton) Facing() float64 {
 	if s.Joints[models.KpLeftShoulder].X >= s.Joints[models.KpRightShoulder].X {
 		return 1
 	}
@@ -148,7 +148,7 @@ var (
 // swapped first so the picture's layout is what is copied. Z comes from the
 // target where known.
 func Retarget(target, source Skeleton) Skeleton {
-	if target.facing() != source.facing() && target.Known[11] && target.Known[12] {
+	if target.Facing() != source.Facing() && target.Known[11] && target.Known[12] {
 		target = mirrorLR(target)
 	}
 	S, T := source, target

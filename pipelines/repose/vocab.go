@@ -1,4 +1,4 @@
-package posecontrol
+package repose
 
 import (
 	"errors"
@@ -669,7 +669,7 @@ func TargetFromText(text string, src *models.Pose) (Skeleton, error) {
 	if src == nil {
 		return Skeleton{}, errors.New("no source pose")
 	}
-	return pp.Apply(allKnown(SkeletonFromPose(src, 0, 0)))
+	return pp.Apply(AllKnown(SkeletonFromPose(src, 0, 0)))
 }
 
 // Apply moves the source skeleton as parsed. Effects run torso first, then
@@ -696,4 +696,15 @@ func (pp ParsedPose) Apply(src Skeleton) (Skeleton, error) {
 		}
 	}
 	return t, nil
+}
+
+// PosePhrases maps each vocabulary pose's canonical name to the phrases
+// that ask for it ("{side}" matches left or right), for the vocabulary's
+// documentation.
+func PosePhrases() map[string][]string {
+	out := make(map[string][]string, len(vocabulary))
+	for _, e := range vocabulary {
+		out[e.Name] = append([]string(nil), e.Phrases...)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package posecontrol
+package repose
 
 import (
 	"context"
@@ -341,7 +341,7 @@ func NewReposer(ctx context.Context, p models.Perception, src *scene.Scene) (*Re
 		}
 	}
 	b := src.Image.Rect
-	S := allKnown(SkeletonFromPose(pose, b.Dx(), b.Dy()))
+	S := AllKnown(SkeletonFromPose(pose, b.Dx(), b.Dy()))
 	if _, err := newFrame(S); err != nil {
 		return nil, err
 	}
