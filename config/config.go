@@ -45,6 +45,9 @@ type Config struct {
 	RedisMaxMemory    string        // FASHIOND_REDIS_MAXMEMORY: maxmemory of the private redis-server (noeviction)
 	MaxCrashes        int           // FASHIOND_MAX_CRASHES: worker crashes of its own after which a job is failed
 	MaxJobAge         time.Duration // FASHIOND_MAX_JOB_AGE: a job unfinished this long after submission is failed
+	RateLimit         float64       // FASHIOND_RATE_LIMIT: requests per second per API key, sustained (-1: no limit)
+	RateBurst         int           // FASHIOND_RATE_BURST: requests per API key at once (the token bucket's size)
+	MaxInFlight       int           // FASHIOND_MAX_IN_FLIGHT: unfinished jobs per API key (-1: no limit)
 
 	ORTLib         string // FASHIOND_ORT_LIB: libonnxruntime.so path
 	ModelsDir      string // FASHIOND_MODELS_DIR: the model repository
@@ -89,6 +92,9 @@ func Defaults() Config {
 		RedisMaxMemory:    "1gb",
 		MaxCrashes:        3,
 		MaxJobAge:         time.Hour,
+		RateLimit:         20,
+		RateBurst:         100,
+		MaxInFlight:       1000,
 		ORTLib:            ".deps/onnxruntime/1.30.0/libonnxruntime.so.1",
 		Device:            "auto",
 		UpscalePolicy:     "auto",
@@ -217,6 +223,9 @@ func (c *Config) registerJobs(fs *flag.FlagSet, d Config) {
 	fs.Int64Var(&c.InputQuota, "input-quota-bytes", c.envInt64("FASHIOND_INPUT_QUOTA_BYTES", d.InputQuota), "input image bytes one key's unfinished jobs may hold (FASHIOND_INPUT_QUOTA_BYTES)")
 	fs.IntVar(&c.MaxCrashes, "max-crashes", c.envInt("FASHIOND_MAX_CRASHES", d.MaxCrashes), "worker crashes of its own after which a job is failed (FASHIOND_MAX_CRASHES)")
 	fs.DurationVar(&c.MaxJobAge, "max-job-age", c.envDur("FASHIOND_MAX_JOB_AGE", d.MaxJobAge), "a job unfinished this long after submission is failed (FASHIOND_MAX_JOB_AGE)")
+	fs.Float64Var(&c.RateLimit, "rate-limit", c.envFloat("FASHIOND_RATE_LIMIT", d.RateLimit), "requests per second per API key, sustained; -1 = no limit (FASHIOND_RATE_LIMIT)")
+	fs.IntVar(&c.RateBurst, "rate-burst", c.envInt("FASHIOND_RATE_BURST", d.RateBurst), "requests per API key at once (FASHIOND_RATE_BURST)")
+	fs.IntVar(&c.MaxInFlight, "max-in-flight", c.envInt("FASHIOND_MAX_IN_FLIGHT", d.MaxInFlight), "unfinished jobs per API key; -1 = no limit (FASHIOND_MAX_IN_FLIGHT)")
 }
 
 func (c *Config) registerWorker(fs *flag.FlagSet, d Config) {
@@ -534,6 +543,19 @@ func (c *Config) checkLimits() error {
 	case c.InputQuota < minInputQuota:
 		return fmt.Errorf("FASHIOND_INPUT_QUOTA_BYTES must be at least %d", minInputQuota)
 	}
+	return c.checkClientLimits()
+}
+
+// checkClientLimits validates the per-key limits of the client API.
+func (c *Config) checkClientLimits() error {
+	switch {
+	case c.RateLimit != -1 && !(c.RateLimit > 0):
+		return fmt.Errorf("FASHIOND_RATE_LIMIT must be a positive number of requests per second or -1 (no limit), not %v", c.RateLimit)
+	case c.RateLimit > 0 && c.RateBurst < 1:
+		return fmt.Errorf("FASHIOND_RATE_BURST must be at least 1, not %d", c.RateBurst)
+	case c.MaxInFlight != -1 && c.MaxInFlight < 1:
+		return fmt.Errorf("FASHIOND_MAX_IN_FLIGHT must be at least 1 or -1 (no limit), not %d", c.MaxInFlight)
+	}
 	return nil
 }
 
@@ -568,6 +590,17 @@ func (c *Config) envInt64(k string, d int64) int64 {
 			return n
 		}
 		c.envErrs = append(c.envErrs, fmt.Sprintf("%s=%q is not an integer", k, v))
+	}
+	return d
+}
+
+func (c *Config) envFloat(k string, d float64) float64 {
+	if v, ok := os.LookupEnv(k); ok {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err == nil {
+			return x
+		}
+		c.envErrs = append(c.envErrs, fmt.Sprintf("%s=%q is not a number", k, v))
 	}
 	return d
 }

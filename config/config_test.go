@@ -155,6 +155,12 @@ func TestInvalidSettings(t *testing.T) {
 		{"FASHIOND_REDIS_MAXMEMORY", "lots"},
 		{"FASHIOND_MAX_CRASHES", "0"},
 		{"FASHIOND_MAX_JOB_AGE", "0s"},
+		{"FASHIOND_RATE_LIMIT", "0"},
+		{"FASHIOND_RATE_LIMIT", "-2"},
+		{"FASHIOND_RATE_LIMIT", "fast"},
+		{"FASHIOND_RATE_BURST", "0"},
+		{"FASHIOND_MAX_IN_FLIGHT", "0"},
+		{"FASHIOND_MAX_IN_FLIGHT", "-3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
@@ -183,6 +189,10 @@ func TestValidSettings(t *testing.T) {
 		{map[string]string{"FASHIOND_QUEUES": "tryon, image-to-video"}, func(c Config) bool { return c.Queues != "" }},
 		{map[string]string{"FASHIOND_SHUTDOWN_GRACE": "30s"}, func(c Config) bool { return c.ShutdownGrace == 30*time.Second }},
 		{nil, func(c Config) bool { return c.ShutdownGrace == DefaultShutdownGrace && c.MetricsAddr == "" }},
+		{nil, func(c Config) bool { return c.RateLimit == 20 && c.RateBurst == 100 && c.MaxInFlight == 1000 }},
+		{map[string]string{"FASHIOND_RATE_LIMIT": "0.5", "FASHIOND_RATE_BURST": "3", "FASHIOND_MAX_IN_FLIGHT": "-1"},
+			func(c Config) bool { return c.RateLimit == 0.5 && c.RateBurst == 3 && c.MaxInFlight == -1 }},
+		{map[string]string{"FASHIOND_RATE_LIMIT": "-1", "FASHIOND_RATE_BURST": "0"}, func(c Config) bool { return c.RateLimit == -1 }},
 	}
 	for i, tc := range tests {
 		c, err := parse(t, tc.env)
