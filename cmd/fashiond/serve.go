@@ -127,6 +127,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, priva
 		RedisURL: url, Store: store, Retention: cfg.Retention,
 		WebhookSecret: cfg.WebhookSecret, WebhookClient: fetch.NewClient(hookPol), Log: log,
 		InputQuota: cfg.InputQuota, MaxCrashes: cfg.MaxCrashes, MaxJobAge: cfg.MaxJobAge,
+		RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, MaxInFlight: cfg.MaxInFlight,
 	})
 	if err != nil {
 		return nil, nil, pol, err
