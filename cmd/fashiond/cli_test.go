@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -306,5 +307,44 @@ func TestBenchCtrlC(t *testing.T) {
 	}
 	if _, err := os.Stat(chart); err != nil {
 		t.Errorf("no chart saved: %v", err)
+	}
+}
+
+// TestMetricsListener: with FASHIOND_METRICS_ADDR, `fashiond api` serves
+// Prometheus metrics there (HTTP requests by route, queue depth per model,
+// Go and process metrics) and not on the API address.
+func TestMetricsListener(t *testing.T) {
+	if !redisserver.Available("") {
+		t.Fatal("redis-server is not installed (make setup installs it)")
+	}
+	rs, err := redisserver.Start(context.Background(), redisserver.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	addr, maddr := freeAddr(t), freeAddr(t)
+	s := &server{t: t, bin: buildBinary(t), base: "http://" + addr, args: []string{"api"}}
+	s.env = append(os.Environ(), "FASHIOND_DATA_DIR="+t.TempDir(), "FASHIOND_ADDR="+addr, "FASHIOND_METRICS_ADDR="+maddr,
+		"FASHIOND_REDIS_URL="+rs.URL(), "FASHIOND_API_KEYS="+testKey+":5", "FASHIOND_LOG_LEVEL=warn")
+	s.start()
+	defer s.stop()
+	s.do("GET", "/v1/credits", testKey, nil, nil)
+	s.do("POST", "/v1/run", testKey, map[string]any{"model_name": "tryon", "inputs": map[string]any{"personImage": "x"}}, nil)
+	resp, err := http.Get("http://" + maddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`fashiond_http_requests_total{code="200",method="GET",route="/v1/credits"} 1`,
+		`route="/v1/run"`, `fashiond_queue_depth{model="tryon"} 0`, "go_goroutines", "process_cpu_seconds_total",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("metrics lack %s:\n%s", want, b)
+		}
+	}
+	if code, _ := s.do("GET", "/metrics", "", nil, nil); code == 200 {
+		t.Error("/metrics is served on the API address too")
 	}
 }

@@ -11,17 +11,20 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/hibiken/asynq"
 
 	"fashiond/api"
 	"fashiond/config"
 	"fashiond/fetch"
 	"fashiond/jobs"
+	"fashiond/metrics"
 	"fashiond/pipelines/all"
 	"fashiond/redisserver"
 	"fashiond/storage"
@@ -188,19 +191,82 @@ const httpShutdownTimeout = 10 * time.Second
 
 // startHTTP listens on cfg.Addr and serves the API in the background; errc
 // receives Serve's error. The returned server is stopped by drain.
-func startHTTP(cfg config.Config, log *slog.Logger, svc *jobs.Service, store *storage.Local, pol fetch.Policy) (*http.Server, <-chan error, error) {
-	opts := api.Options{Backend: svc, CDN: http.StripPrefix("/cdn", store.Handler()), MaxBodyBytes: cfg.MaxBodyBytes,
+func startHTTP(cfg config.Config, log *slog.Logger, svc *jobs.Service, store *storage.Local, pol fetch.Policy, m *metrics.Metrics) (*http.Server, <-chan error, error) {
+	opts := api.Options{Backend: m.Backend(svc), CDN: http.StripPrefix("/cdn", store.Handler()), MaxBodyBytes: cfg.MaxBodyBytes,
 		FetchPolicy: pol, Log: log, Version: version, Limits: limits(cfg)}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, nil, err
 	}
 	srv := api.NewServer(opts)
+	srv.Handler = withMetrics(m.Instrument(srv.Handler), m, cfg.MetricsAddr == "")
 	ln = api.LimitListener(ln, opts.Limits)
 	log.Info("listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "cdn_url", cfg.CDNURL)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	return srv, errc, nil
+}
+
+// withMetrics serves GET /metrics before h when onAPI (no separate
+// FASHIOND_METRICS_ADDR listener).
+func withMetrics(h http.Handler, m *metrics.Metrics, onAPI bool) http.Handler {
+	if !onAPI {
+		return h
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("/", h)
+	return mux
+}
+
+// startMetrics serves /metrics on FASHIOND_METRICS_ADDR (nil when unset).
+func startMetrics(cfg config.Config, log *slog.Logger, m *metrics.Metrics) (*http.Server, error) {
+	if cfg.MetricsAddr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("FASHIOND_METRICS_ADDR: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: cfg.ReadHeaderTimeout}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener", "err", err)
+		}
+	}()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return srv, nil
+}
+
+// queueDepth reads the jobs waiting in every model's queue (pending,
+// scheduled and retrying) with asynq's inspector.
+func queueDepth(svc *jobs.Service) metrics.QueueDepthFunc {
+	insp := asynq.NewInspectorFromRedisClient(svc.Redis())
+	return func(ctx context.Context) (map[string]int, error) {
+		ms, err := svc.Models(ctx)
+		if err != nil {
+			return nil, err
+		}
+		existing, err := insp.Queues()
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]int, len(ms))
+		for _, mi := range ms {
+			out[mi.Name] = 0 // a queue asynq has not created yet is empty
+			if !slices.Contains(existing, jobs.QueueName(mi.Name)) {
+				continue
+			}
+			q, err := insp.GetQueueInfo(jobs.QueueName(mi.Name))
+			if err != nil {
+				return nil, err
+			}
+			out[mi.Name] = q.Pending + q.Scheduled + q.Retry
+		}
+		return out, nil
+	}
 }
 
 // limits are the HTTP server's connection and body limits from cfg.
@@ -296,10 +362,19 @@ func runRole(r role, args []string) error {
 			return err
 		}
 	}
+	m := metrics.New()
+	m.WatchQueues(queueDepth(svc))
+	msrv, err := startMetrics(cfg, log, m)
+	if err != nil {
+		return err
+	}
+	if msrv != nil {
+		cl.push(msrv)
+	}
 	var srv *http.Server
 	var errc <-chan error
 	if r.api {
-		if srv, errc, err = startHTTP(cfg, log, svc, store, pol); err != nil {
+		if srv, errc, err = startHTTP(cfg, log, svc, store, pol, m); err != nil {
 			return err
 		}
 	}
