@@ -23,7 +23,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/presets"
-	"fashiond/pipelines/prompttryon"
+	"fashiond/pipelines/recolour"
 	"fashiond/pipelines/repose"
 	"fashiond/pipelines/scene"
 	"fashiond/pipelines/style"
@@ -460,14 +460,14 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 			return nil, jobErr(ctx, err)
 		}
 	}
-	var spec *prompttryon.Spec
+	var spec *recolour.Spec
 	if in.Clothing != "" {
-		s, err := prompttryon.Parse(in.Clothing)
+		s, err := recolour.Parse(in.Clothing)
 		if err != nil {
 			return nil, pipelines.Failf("model-create: inputs.clothing: %v", err)
 		}
 		spec = &s
-	} else if s, err := prompttryon.Parse(in.Prompt); err == nil {
+	} else if s, err := recolour.Parse(in.Prompt); err == nil {
 		spec = &s
 	}
 	top, hips, bodyWord, reshapeBody := BodyScale(in.BodyType)
@@ -508,7 +508,7 @@ type sampleSpec struct {
 	pose      poseTarget
 	faceRec   pipelines.SavedModel
 	faceImg   image.Image
-	spec      *prompttryon.Spec
+	spec      *recolour.Spec
 	reshape   bool
 	top, hips float64
 	bodyWord  string
@@ -573,8 +573,8 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 		}
 	}
 	if s.spec != nil {
-		d, err := prompttryon.Dress(ctx, pl.p, img, *s.spec, s.seed)
-		var re *prompttryon.RegionError
+		d, err := recolour.Dress(ctx, pl.p, img, *s.spec, s.seed)
+		var re *recolour.RegionError
 		switch {
 		case errors.As(err, &re):
 			notes = append(notes, "clothing not applied: "+err.Error())

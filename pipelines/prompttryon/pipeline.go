@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"math"
 	"slices"
 	"strings"
 
@@ -25,9 +24,8 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/presets"
+	"fashiond/pipelines/recolour"
 	"fashiond/pipelines/style"
-
-	xdraw "golang.org/x/image/draw"
 )
 
 // Name is the model name of the interface spec.
@@ -96,7 +94,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if in.StyleID != "" && !style.Valid(in.StyleID) {
 		return nil, pipelines.Failf("prompt-tryon: unknown styleId %q (want one of %s)", in.StyleID, strings.Join(style.IDs, ", "))
 	}
-	spec, err := Parse(in.Prompt)
+	spec, err := recolour.Parse(in.Prompt)
 	if err != nil {
 		return nil, &pipelines.Error{Msg: err.Error(), Err: err}
 	}
@@ -121,14 +119,14 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		notes = append(notes, "modelImageUrl replaced the person: the garment was applied to the reference model's own clothes, and personImage was not otherwise used")
 		method = append(method, "base=modelImageUrl")
 	}
-	work := fitPixels(base, maxWorkPixels)
+	work := recolour.FitPixels(base, maxWorkPixels)
 
 	progress("perception", 0.1, "people, pose, person mask, clothes parsing")
 	subj, err := findSubject(ctx, pl.p, work)
 	if err != nil {
 		return nil, err
 	}
-	r, err := findRegions(ctx, pl.p, subj.cropImg)
+	r, err := recolour.FindRegions(ctx, pl.p, subj.cropImg)
 	if err != nil {
 		return nil, subj.regionsErr(ctx, err)
 	}
@@ -253,19 +251,4 @@ func loadErr(err error) error {
 		return err
 	}
 	return &pipelines.Error{Msg: err.Error(), Err: err}
-}
-
-// fitPixels returns img as *image.RGBA (origin 0,0), downscaled with
-// Catmull-Rom when it has more than maxPx pixels.
-func fitPixels(img image.Image, maxPx int) *image.RGBA {
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	if w*h <= maxPx {
-		return rgbaCopy(img)
-	}
-	k := math.Sqrt(float64(maxPx) / float64(w*h))
-	nw, nh := max(1, int(float64(w)*k)), max(1, int(float64(h)*k))
-	out := image.NewRGBA(image.Rect(0, 0, nw, nh))
-	xdraw.CatmullRom.Scale(out, out.Rect, img, b, xdraw.Src, nil)
-	return out
 }

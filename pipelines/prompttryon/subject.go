@@ -10,6 +10,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/body"
+	"fashiond/pipelines/recolour"
 	"fashiond/pipelines/selfcheck"
 )
 
@@ -50,7 +51,7 @@ func (s *subject) regionsErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var np *NoPersonError
+	var np *recolour.NoPersonError
 	if !errors.As(err, &np) {
 		return pipelines.Transientf("prompt-tryon: perception failed: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"fashiond/pipelines/body"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/recolour"
 	"fashiond/pipelines/selfcheck"
 )
 
@@ -53,20 +54,20 @@ func TestGroupPhotoConfined(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"pixabay_two_women_bikes.jpg", "pexels_two_women_phones.jpg"} {
 		t.Run(name, func(t *testing.T) {
-			work := fitPixels(pipelinetest.Image(t, "images/"+name), maxWorkPixels)
+			work := recolour.FitPixels(pipelinetest.Image(t, "images/"+name), maxWorkPixels)
 			s, err := findSubject(ctx, p, work)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := findRegions(ctx, p, s.cropImg)
+			r, err := recolour.FindRegions(ctx, p, s.cropImg)
 			if err != nil {
 				t.Fatalf("%v", s.regionsErr(ctx, err))
 			}
-			spec, err := Parse("a red top")
+			spec, err := recolour.Parse("a red top")
 			if err != nil {
 				t.Fatal(err)
 			}
-			dressed, err := dress(s.cropImg, r, spec, 0)
+			dressed, err := recolour.DressRegions(s.cropImg, r, spec, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +117,7 @@ func TestGroupPhotoConfined(t *testing.T) {
 // "no person found"; never so when a face was detected.
 func TestNoPersonWording(t *testing.T) {
 	p := pipelinetest.Perception(t)
-	_, err := findSubject(context.Background(), p, fitPixels(pipelinetest.Image(t, "garments/flatlay_tee_red.png"), maxWorkPixels))
+	_, err := findSubject(context.Background(), p, recolour.FitPixels(pipelinetest.Image(t, "garments/flatlay_tee_red.png"), maxWorkPixels))
 	if err == nil || !strings.Contains(err.Error(), "no person found") {
 		t.Errorf("flat-lay: err = %v, want no person found", err)
 	}

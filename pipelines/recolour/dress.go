@@ -1,4 +1,4 @@
-package prompttryon
+package recolour
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines/raster"
+
+	xdraw "golang.org/x/image/draw"
 )
 
 // Dress recolours and re-textures the garments of spec on the person in
@@ -21,11 +23,11 @@ import (
 // ±10% chroma) and the pattern's scale (±12%) and phase. The result has img's size, origin (0,0).
 func Dress(ctx context.Context, p models.Perception, img image.Image, spec Spec, seed int64) (*image.RGBA, error) {
 	src := rgbaCopy(img)
-	r, err := findRegions(ctx, p, src)
+	r, err := FindRegions(ctx, p, src)
 	if err != nil {
 		return nil, err
 	}
-	return dress(src, r, spec, seed)
+	return DressRegions(src, r, spec, seed)
 }
 
 // rgbaCopy returns img as a new *image.RGBA with origin (0,0).
@@ -47,8 +49,8 @@ func (e *RegionError) Error() string {
 	return fmt.Sprintf("prompt-tryon: found no %s region in the person image: %s covers %.2f%% of it", e.Region, what, e.Area*100)
 }
 
-// dress renders spec over precomputed regions.
-func dress(src *image.RGBA, r *regions, spec Spec, seed int64) (*image.RGBA, error) {
+// DressRegions renders spec over precomputed regions.
+func DressRegions(src *image.RGBA, r *Regions, spec Spec, seed int64) (*image.RGBA, error) {
 	out := rgbaCopy(src)
 	for _, g := range spec.Garments {
 		alpha := map[string]*raster.Plane{RegionTop: r.top, RegionBottom: r.bottom, RegionFull: r.full}[g.Region]
@@ -94,7 +96,7 @@ func jitter(c [3]uint8, seed int64, rng *rand.Rand) [3]uint8 {
 }
 
 // paintGarment writes one garment into out (reading the original from src).
-func paintGarment(out, src *image.RGBA, r *regions, alpha *raster.Plane, g Garment, seed int64) {
+func paintGarment(out, src *image.RGBA, r *Regions, alpha *raster.Plane, g Garment, seed int64) {
 	w, h := r.w, r.h
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 
@@ -216,4 +218,19 @@ func shoulder(v float32) float32 {
 	}
 	t := (v - 0.85) / 0.15
 	return 0.85 + 0.15*t/(1+t)
+}
+
+// FitPixels returns img as *image.RGBA (origin 0,0), downscaled with
+// Catmull-Rom when it has more than maxPx pixels.
+func FitPixels(img image.Image, maxPx int) *image.RGBA {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	if w*h <= maxPx {
+		return rgbaCopy(img)
+	}
+	k := math.Sqrt(float64(maxPx) / float64(w*h))
+	nw, nh := max(1, int(float64(w)*k)), max(1, int(float64(h)*k))
+	out := image.NewRGBA(image.Rect(0, 0, nw, nh))
+	xdraw.CatmullRom.Scale(out, out.Rect, img, b, xdraw.Src, nil)
+	return out
 }

@@ -1,4 +1,4 @@
-package prompttryon
+package recolour
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package prompttryon
+package recolour
 
 import (
 	"math"
@@ -23,7 +23,7 @@ type patternField struct {
 	seed           uint64
 }
 
-func newPatternField(r *regions, kind string, rng *rand.Rand, vary bool) *patternField {
+func newPatternField(r *Regions, kind string, rng *rand.Rand, vary bool) *patternField {
 	pf := &patternField{kind: kind, wx: r.waistX, wy: r.waistY, seed: rng.Uint64()}
 	pf.vx, pf.vy = -r.upX, -r.upY
 	pf.ux, pf.uy = -r.upY, r.upX

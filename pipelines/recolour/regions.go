@@ -1,4 +1,4 @@
-package prompttryon
+package recolour
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"fashiond/pipelines/raster"
 )
 
-// regions are the soft garment masks of one person image and the body
+// Regions are the soft garment masks of one person image and the body
 // frame that patterns follow.
-type regions struct {
+type Regions struct {
 	w, h               int
 	top, bottom, full  *raster.Plane // 0..1 alphas, feathered
 	clothes            *raster.Plane // garment-ness before the split
@@ -73,7 +73,7 @@ func (m *labModel) dist(l, a, b float32) float32 {
 	return float32((z0*z0 + z1*z1 + z2*z2) / 3)
 }
 
-// findRegions runs the pose, person and skin/clothes/hair models and
+// FindRegions runs the pose, person and skin/clothes/hair models and
 // builds the garment masks:
 //
 //   - garment-ness = clothes probability inside the person (pose-model and
@@ -84,7 +84,7 @@ func (m *labModel) dist(l, a, b float32) float32 {
 //     near the line by which garment's colour a pixel matches; when the hips
 //     are implausible (upper-body shots) the waist is put below the frame;
 //   - closing of small holes, then feathered edges.
-func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*regions, error) {
+func FindRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*Regions, error) {
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	pose, err := p.Pose(ctx, img)
 	if err != nil {
@@ -112,7 +112,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 		pose.Keypoints[models.KpLeftShoulder].Visibility < 0.3 && pose.Keypoints[models.KpRightShoulder].Visibility < 0.3 {
 		return nil, &NoPersonError{Presence: pose.Presence, Cover: cover}
 	}
-	r := &regions{w: w, h: h}
+	r := &Regions{w: w, h: h}
 	diag := math.Hypot(float64(w), float64(h))
 
 	pm, ps := raster.MaskPlane(pose.Mask, w, h), raster.MaskPlane(sel, w, h)
@@ -314,7 +314,7 @@ func findRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*re
 
 // geometry derives the waist, the torso axis and the body scale from the
 // pose, falling back to the clothes mask's extent where joints are missing.
-func (r *regions) geometry(pose *models.Pose, core *raster.Plane) {
+func (r *Regions) geometry(pose *models.Pose, core *raster.Plane) {
 	kp := pose.Keypoints
 	ls, rs := kp[models.KpLeftShoulder], kp[models.KpRightShoulder]
 	lh, rh := kp[models.KpLeftHip], kp[models.KpRightHip]
