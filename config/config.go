@@ -59,6 +59,12 @@ type Config struct {
 	CUDNNConvAlgo  string // FASHIOND_CUDNN_CONV_ALGO: EXHAUSTIVE, HEURISTIC, DEFAULT
 	UpscalePolicy  string // FASHIOND_UPSCALE_POLICY: auto, sr-fast, sr-quality, lanczos
 	Batching       string // FASHIOND_BATCHING: dynamic batching of model calls: auto (on with CUDA, off on CPU), on, off
+	// GenerativeInpainting and GenerativeTextToImage choose the installed
+	// generative model of each role (FASHIOND_GENERATIVE_INPAINTING,
+	// FASHIOND_GENERATIVE_TEXT_TO_IMAGE); empty: the only installed model of
+	// the role, or none. "none" turns a role off.
+	GenerativeInpainting  string
+	GenerativeTextToImage string
 
 	LogLevel  string // FASHIOND_LOG_LEVEL: debug, info, warn, error
 	LogFormat string // FASHIOND_LOG_FORMAT: text or json
@@ -247,6 +253,8 @@ func (c *Config) registerRuntime(fs *flag.FlagSet, d Config) {
 func (c *Config) registerPipelines(fs *flag.FlagSet, d Config) {
 	fs.StringVar(&c.UpscalePolicy, "upscale-policy", envStr("FASHIOND_UPSCALE_POLICY", d.UpscalePolicy), "tier upscaling: auto, sr-fast, sr-quality, lanczos (FASHIOND_UPSCALE_POLICY)")
 	fs.StringVar(&c.Batching, "batching", envStr("FASHIOND_BATCHING", d.Batching), "dynamic batching of model calls: auto (on with CUDA, off on CPU), on, off (FASHIOND_BATCHING)")
+	fs.StringVar(&c.GenerativeInpainting, "generative-inpainting", envStr("FASHIOND_GENERATIVE_INPAINTING", ""), "installed inpainting model the pipelines use; empty: the only one installed; none: off (FASHIOND_GENERATIVE_INPAINTING)")
+	fs.StringVar(&c.GenerativeTextToImage, "generative-text-to-image", envStr("FASHIOND_GENERATIVE_TEXT_TO_IMAGE", ""), "installed text-to-image model the pipelines use; empty: the only one installed; none: off (FASHIOND_GENERATIVE_TEXT_TO_IMAGE)")
 }
 
 func (c *Config) registerInstall(fs *flag.FlagSet, _ Config) {
@@ -507,8 +515,18 @@ func (c *Config) checkPipelines() error {
 	default:
 		return fmt.Errorf("FASHIOND_BATCHING must be auto, on or off, not %q", c.Batching)
 	}
+	for _, g := range []struct{ name, v string }{
+		{"FASHIOND_GENERATIVE_INPAINTING", c.GenerativeInpainting}, {"FASHIOND_GENERATIVE_TEXT_TO_IMAGE", c.GenerativeTextToImage},
+	} {
+		if g.v != "" && !generativeName.MatchString(g.v) {
+			return fmt.Errorf("%s must be an installed model's name (%s) or none, not %q", g.name, generativeName, g.v)
+		}
+	}
 	return nil
 }
+
+// generativeName is the form of an installed generative model's name.
+var generativeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
 // Bounds of the operating limits.
 const (

@@ -84,7 +84,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.R
 	} else {
 		log.Warn("no preset model library", "dir", pdir)
 	}
-	gen, gcl, err := OpenGenerative(ctx, rt, cfg.ModelsDir, batching, log)
+	roles := map[diffusion.Task]string{diffusion.Inpainting: cfg.GenerativeInpainting, diffusion.TextToImage: cfg.GenerativeTextToImage}
+	gen, gcl, err := OpenGenerative(ctx, rt, cfg.ModelsDir, roles, batching, log)
 	if err != nil {
 		cl.Close()
 		return nil, nil, err
@@ -136,14 +137,19 @@ type Generative struct {
 	TextToImage generative.Generator
 }
 
-// OpenGenerative loads the node's installed generative models by role: the
-// only installed model of a task, or none. Several models of one task is an
-// error naming them. The Closer releases what was loaded.
-func OpenGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string, batching bool, log *slog.Logger) (Generative, io.Closer, error) {
+// OpenGenerative loads the node's installed generative models by role:
+// roles[task] names the model (FASHIOND_GENERATIVE_<ROLE>; "none" turns the
+// role off), else the only installed model of the task, or none. Several
+// models of one task and no name is an error naming them. The Closer
+// releases what was loaded.
+func OpenGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string, roles map[diffusion.Task]string, batching bool, log *slog.Logger) (Generative, io.Closer, error) {
 	var gen Generative
 	var cl closers
 	for _, task := range []diffusion.Task{diffusion.Inpainting, diffusion.TextToImage} {
-		m, err := openRole(ctx, rt, modelsDir, task, batching)
+		if roles[task] == roleOff {
+			continue
+		}
+		m, err := openRole(ctx, rt, modelsDir, task, roles[task], batching)
 		if err != nil {
 			cl.Close()
 			return Generative{}, closers{}, err
@@ -166,9 +172,13 @@ func OpenGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string
 	return gen, cl, nil
 }
 
-// openRole loads the installed model of a task, or nil when there is none.
-func openRole(ctx context.Context, rt *inference.Runtime, modelsDir string, task diffusion.Task, batching bool) (*diffusion.Model, error) {
-	name, err := diffusion.Choose(ctx, modelsDir, task, "")
+// roleOff as a role's setting turns the role off.
+const roleOff = "none"
+
+// openRole loads the installed model of a task (named, or the only one),
+// or nil when there is none.
+func openRole(ctx context.Context, rt *inference.Runtime, modelsDir string, task diffusion.Task, name string, batching bool) (*diffusion.Model, error) {
+	name, err := diffusion.Choose(ctx, modelsDir, task, name)
 	if err != nil || name == "" {
 		return nil, err
 	}
