@@ -6,7 +6,7 @@
 // dresses need full-body models). Different samples use different presets
 // where the library has them, and a different fit of the garment when a
 // preset repeats. The garment is placed by the try-on transfer
-// (tryon.Transfer, "high" accuracy at 1k, "hyper" at 2k and 4k), the photo
+// (transfer.Transfer, "high" accuracy at 1k, "hyper" at 2k and 4k), the photo
 // is framed around the person at the requested ratio, the styleId look is
 // applied (default "studio": the neutral studio presentation, i.e. neutral
 // white balance, clean bright exposure and the background replaced by a
@@ -31,7 +31,7 @@ import (
 	"fashiond/pipelines/mask"
 	"fashiond/pipelines/presets"
 	"fashiond/pipelines/style"
-	"fashiond/pipelines/tryon"
+	"fashiond/pipelines/transfer"
 )
 
 // DefaultStyle is the look used when styleId is omitted: the neutral studio
@@ -122,7 +122,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		return nil, err
 	}
 	progress("garment", 0.06, "")
-	g, err := tryon.AnalyzeGarment(ctx, pl.p, prod)
+	g, err := transfer.AnalyzeGarment(ctx, pl.p, prod)
 	if err != nil {
 		return nil, err
 	}
@@ -132,9 +132,9 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if err != nil {
 		return nil, err
 	}
-	acc := tryon.AccuracyHigh
+	acc := transfer.AccuracyHigh
 	if in.Quality != "1k" {
-		acc = tryon.AccuracyHyper
+		acc = transfer.AccuracyHyper
 	}
 	sid := in.StyleID
 	if sid == "" {
@@ -152,7 +152,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		// A repeated model gets a different fit.
 		variation := seen[bs.name]
 		seen[bs.name]++
-		out, info, err := tryon.Transfer(ctx, pl.p, bs.img, g, tryon.Options{
+		out, info, err := transfer.Transfer(ctx, pl.p, bs.img, g, transfer.Options{
 			Accuracy: acc, Variation: variation, Seed: seed + int64(i),
 			Progress: func(stage string, f float64) { progress(stage, start+span*0.7*f, detail) },
 		})

@@ -1,4 +1,4 @@
-package tryon
+package transfer
 
 import (
 	"context"

@@ -1,7 +1,8 @@
-package tryon
+package transfer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -1291,4 +1292,14 @@ func overlap(part, garmentMask *image.Gray) *image.Gray {
 		}
 	}
 	return d
+}
+
+// AnalyzeGarment runs garment.Analyze and turns "no garment" into a job
+// error naming the input.
+func AnalyzeGarment(ctx context.Context, p models.Perception, img image.Image) (*garment.Garment, error) {
+	g, err := garment.Analyze(ctx, p, img)
+	if errors.Is(err, garment.ErrNoGarment) {
+		return nil, pipelines.Failf("garmentImage: %v", err)
+	}
+	return g, err
 }

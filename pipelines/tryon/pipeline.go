@@ -1,25 +1,21 @@
 // Package tryon is the reference pipeline of the "tryon" model: it puts the
-// garment of garmentImage on the person of personImage. The person's pose,
-// person mask and skin/clothes/hair parsing come from the perception
-// models; the garment is segmented and measured by package garment; the
-// garment is then warped onto the body (affine torso and piecewise-affine
-// sleeves for standard; thin-plate splines for high; thin-plate splines at
-// 2x2 supersampling plus fold shading transfer and softer edges for hyper),
-// laid behind arms, hands, hair and face, and the part of the old garment
-// it does not cover is inpainted. Output is at the person image's size.
+// garment of garmentImage on the person of personImage. This package is
+// the adapter: it decodes the inputs, loads the images, chooses the subject
+// (package body), calls the transfer capability on the subject's crop,
+// confines the result to the subject's region, runs the self-checks and,
+// with an installed inpainting model, the generative refinement. Output is
+// at the person image's size.
 package tryon
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"image"
 
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/garment"
 	"fashiond/pipelines/generative"
+	"fashiond/pipelines/transfer"
 )
 
 // Inputs are the tryon job inputs (spec defaults applied by the API).
@@ -61,10 +57,10 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		return nil, pipelines.Failf("invalid inputs: %v", err)
 	}
 	if in.Accuracy == "" {
-		in.Accuracy = AccuracyStandard
+		in.Accuracy = transfer.AccuracyStandard
 	}
 	switch in.Accuracy {
-	case AccuracyStandard, AccuracyHigh, AccuracyHyper:
+	case transfer.AccuracyStandard, transfer.AccuracyHigh, transfer.AccuracyHyper:
 	default:
 		return nil, pipelines.Failf("inputs.accuracy must be standard, high or hyper, not %q", in.Accuracy)
 	}
@@ -94,7 +90,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		return nil, err
 	}
 	progress("garment", 0.08, "")
-	g, err := AnalyzeGarment(ctx, pl.p, gimg)
+	g, err := transfer.AnalyzeGarment(ctx, pl.p, gimg)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +99,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		base := 0.15 + 0.85*float64(i)/float64(n)
 		span := 0.85 / float64(n)
 		detail := fmt.Sprintf("sample %d/%d", i+1, n)
-		o, err := subj.transfer(ctx, pl.p, pl.inp, g, Options{
+		o, err := subj.transfer(ctx, pl.p, pl.inp, g, transfer.Options{
 			Accuracy: in.Accuracy, Variation: i, Seed: seedOf(req.JobID),
 			Progress: func(stage string, f float64) { progress(stage, base+span*f, detail) },
 		})
@@ -116,16 +112,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		res.Outputs = append(res.Outputs, o)
 	}
 	return res, nil
-}
-
-// AnalyzeGarment runs garment.Analyze and turns "no garment" into a job
-// error naming the input.
-func AnalyzeGarment(ctx context.Context, p models.Perception, img image.Image) (*garment.Garment, error) {
-	g, err := garment.Analyze(ctx, p, img)
-	if errors.Is(err, garment.ErrNoGarment) {
-		return nil, pipelines.Failf("garmentImage: %v", err)
-	}
-	return g, err
 }
 
 // seedOf derives a stable seed from the job id (FNV-1a).

@@ -11,6 +11,7 @@ import (
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/mask"
+	"fashiond/pipelines/transfer"
 )
 
 // The generative refinement of a classical transfer: the warped garment's
@@ -21,9 +22,9 @@ var refineByAccuracy = map[string]struct {
 	steps    int
 	strength float64
 }{
-	AccuracyStandard: {15, 0.3},
-	AccuracyHigh:     {25, 0.4},
-	AccuracyHyper:    {35, 0.5},
+	transfer.AccuracyStandard: {15, 0.3},
+	transfer.AccuracyHigh:     {25, 0.4},
+	transfer.AccuracyHyper:    {35, 0.5},
 }
 
 const (

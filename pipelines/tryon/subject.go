@@ -13,7 +13,9 @@ import (
 	bodypkg "fashiond/pipelines/body"
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/generative"
+	"fashiond/pipelines/scene"
 	"fashiond/pipelines/selfcheck"
+	"fashiond/pipelines/transfer"
 )
 
 // subject is the person image with its chosen subject: the transfer works
@@ -28,7 +30,7 @@ type subject struct {
 // findSubject analyses the people in the person image and chooses the
 // subject (body package rule).
 func findSubject(ctx context.Context, p models.Perception, person image.Image) (*subject, error) {
-	img := toRGBA(person)
+	img := scene.RGBA(person)
 	a, err := bodypkg.Analyze(ctx, p, img)
 	if errors.Is(err, bodypkg.ErrNoPerson) {
 		return nil, pipelines.Failf("no person found in personImage: %v", err)
@@ -39,11 +41,11 @@ func findSubject(ctx context.Context, p models.Perception, person image.Image) (
 	return &subject{img: img, a: a, crop: a.CropRect(), alpha: a.EditAlpha()}, nil
 }
 
-// transfer puts g on the subject: Transfer on the subject's crop, the
+// transfer puts g on the subject: transfer.Transfer on the subject's crop, the
 // result placed back and confined to the subject's region and blend band,
 // then measured (changed outside the subject, face unchanged, face found).
-func (s *subject) transfer(ctx context.Context, p models.Perception, inp generative.Inpainter, g *garment.Garment, o Options) (pipelines.Output, error) {
-	out, info, err := Transfer(ctx, p, subImage(s.img, s.crop), g, o)
+func (s *subject) transfer(ctx context.Context, p models.Perception, inp generative.Inpainter, g *garment.Garment, o transfer.Options) (pipelines.Output, error) {
+	out, info, err := transfer.Transfer(ctx, p, subImage(s.img, s.crop), g, o)
 	if err != nil {
 		return pipelines.Output{}, s.explain(err)
 	}
@@ -75,7 +77,7 @@ func (s *subject) transfer(ctx context.Context, p models.Perception, inp generat
 // measure places a transferred crop back, confined to the subject's region
 // and blend band, and runs the self-checks (changed outside the subject,
 // face unchanged, face found).
-func (s *subject) measure(ctx context.Context, p models.Perception, out *image.RGBA, info *TransferInfo) (pipelines.Output, error) {
+func (s *subject) measure(ctx context.Context, p models.Perception, out *image.RGBA, info *transfer.TransferInfo) (pipelines.Output, error) {
 	final := bodypkg.ConfineCrop(s.img, out, s.crop, s.alpha)
 	checks := []pipelines.Check{selfcheck.ChangedOutside(s.img, final, s.alpha)}
 	notes := slices.Clip(info.Notes)

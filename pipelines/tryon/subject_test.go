@@ -11,13 +11,14 @@ import (
 
 	bodypkg "fashiond/pipelines/body"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/scene"
 	"fashiond/pipelines/selfcheck"
 )
 
 // changedShare is the share of on-pixels of region where a and b differ by
 // more than 8 levels in a channel.
 func changedShare(a, b image.Image, region *image.Gray) float64 {
-	ra, rb := toRGBA(a), toRGBA(b)
+	ra, rb := scene.RGBA(a), scene.RGBA(b)
 	n, c := 0, 0
 	for i, v := range region.Pix {
 		if v < 128 {
