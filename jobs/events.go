@@ -19,8 +19,6 @@ import (
 // ("running", "progress", "dispatched" or the new status).
 const eventsPrefix = "fashiond:events:"
 
-func eventsChannel(id string) string { return eventsPrefix + id }
-
 // hub fans the events of the pattern subscription out to local watchers.
 type hub struct {
 	rdb redis.UniversalClient
