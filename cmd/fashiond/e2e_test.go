@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,7 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -474,5 +478,335 @@ func hardeningChecks(t *testing.T, s *server, data, keyList string) {
 	cfg, err := rdb.ConfigGet(context.Background(), "maxmemory*").Result()
 	if err != nil || cfg["maxmemory-policy"] != "noeviction" || cfg["maxmemory"] != "1073741824" {
 		t.Fatalf("private redis memory config %v %v, want noeviction at 1 GiB", cfg, err)
+	}
+}
+
+// ---- client API across a split deployment ----
+
+const testKeyB = "e2e-key-0002"
+
+// doHdr is do with extra request headers.
+func (s *server) doHdr(method, path, key string, body any, v any, hdr map[string]string) (int, http.Header) {
+	s.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, s.base+path, r)
+	req.Header.Set("Authorization", "Bearer "+key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if v != nil {
+		json.Unmarshal(b, v)
+	}
+	return resp.StatusCode, resp.Header
+}
+
+// clientJob is the job body with the client-API fields.
+type clientJob struct {
+	jobBody
+	Model           string          `json:"model_name"`
+	UpdatedAt       time.Time       `json:"updated_at"`
+	Credits         int             `json:"credits_used"`
+	CreditsRefunded int             `json:"credits_refunded"`
+	Queue           json.RawMessage `json:"queue"`
+	Progress        json.RawMessage `json:"progress"`
+}
+
+// sseEvent is one received stream event and when it arrived.
+type sseEvent struct {
+	job clientJob
+	at  time.Time
+}
+
+// stream reads GET /v1/status/{id} as text/event-stream until it closes.
+func (s *server) stream(t *testing.T, id, key string) []sseEvent {
+	req, _ := http.NewRequest("GET", s.base+"/v1/status/"+id, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := (&http.Client{Timeout: 3 * time.Minute}).Do(req)
+	if err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	var out []sseEvent
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		if data, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "data: "); ok {
+			var j clientJob
+			if json.Unmarshal([]byte(data), &j) == nil {
+				out = append(out, sseEvent{j, time.Now()})
+			}
+		}
+		if err != nil {
+			return out
+		}
+	}
+}
+
+// TestSplitClientAPI runs two `fashiond api` processes and one worker (one
+// tryon slot) on one redis-server: concurrent idempotent submits across
+// both API nodes make one job and one charge; a stream on the other node
+// follows it to the end (the latency from a change to the client is
+// reported); cancel refunds a queued and a running job; key B's job starts
+// right after the running job of key A, whose backlog waits; history and
+// delete.
+func TestSplitClientAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test of the binary")
+	}
+	root := pipelinetest.Root()
+	redisAddr := redistest.Start(t)
+	data := t.TempDir()
+	addr1, addr2 := freeAddr(t), freeAddr(t)
+	env := append(os.Environ(),
+		"FASHIOND_DATA_DIR="+data, "FASHIOND_API_KEYS="+testKey+":100,"+testKeyB+":100",
+		"FASHIOND_MODELS_DIR="+filepath.Join(root, "data", "models"), "FASHIOND_ORT_LIB="+testenv.ORTLib(),
+		"FASHIOND_LOG_LEVEL=warn", "FASHIOND_REDIS_URL=redis://"+redisAddr+"/0", "FASHIOND_CONCURRENCY=1")
+	bin := buildBinary(t)
+	with := func(kv string) []string { return append(slices.Clip(env), kv) } // no shared backing array
+	api1 := &server{t: t, bin: bin, args: []string{"api"}, env: with("FASHIOND_ADDR=" + addr1), base: "http://" + addr1}
+	api2 := &server{t: t, bin: bin, args: []string{"api"}, env: with("FASHIOND_ADDR=" + addr2), base: "http://" + addr2}
+	api1.start()
+	defer api1.stop()
+	api2.start()
+	defer api2.stop()
+	worker := &server{t: t, bin: bin, args: []string{"worker"}, env: with("FASHIOND_QUEUES=tryon")}
+	worker.start()
+	defer worker.stop()
+	for deadline := time.Now().Add(60 * time.Second); !api1.served(); time.Sleep(300 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tryon not served:\n%s", worker.log)
+		}
+	}
+	person := pipelinetest.DataURI(t, "images/fashn_model.webp")
+	garment := pipelinetest.DataURI(t, "garments/flatlay_tee_red.png")
+	req := map[string]any{"model_name": "tryon", "inputs": map[string]any{"personImage": person, "garmentImage": garment}}
+
+	first := idempotentRace(t, api1, api2, req)
+	events := api2.stream(t, first, testKey)
+	reportStream(t, events)
+
+	cancelChecks(t, api1, api2, req)
+	fairnessCheck(t, api1, api2, req)
+	historyChecks(t, api1, api2, first)
+}
+
+// idempotentRace sends 8 submits with one Idempotency-Key, alternating
+// API nodes, at once; all answer the same job and one credit is charged.
+func idempotentRace(t *testing.T, api1, api2 *server, req map[string]any) string {
+	ids := make([]string, 8)
+	replayed := make([]bool, 8)
+	codes := make([]int, 8)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := api1
+			if i%2 == 1 {
+				s = api2
+			}
+			var j clientJob
+			code, h := s.doHdr("POST", "/v1/run", testKey, req, &j, map[string]string{"Idempotency-Key": "e2e-race-1"})
+			ids[i], codes[i], replayed[i] = j.ID, code, h.Get("Idempotent-Replayed") == "true"
+		}()
+	}
+	wg.Wait()
+	fresh := 0
+	for i := range ids {
+		if codes[i] != 200 || ids[i] != ids[0] || ids[i] == "" {
+			t.Fatalf("idempotent submit %d: HTTP %d job %q, submit 0 job %q", i, codes[i], ids[i], ids[0])
+		}
+		if !replayed[i] {
+			fresh++
+		}
+	}
+	var c struct{ Credits int64 }
+	api2.do("GET", "/v1/credits", testKey, nil, &c)
+	if fresh != 1 || c.Credits != 99 {
+		t.Fatalf("%d fresh answers, balance %d: want one job, one charge", fresh, c.Credits)
+	}
+	other := map[string]any{"model_name": "tryon", "inputs": map[string]any{"personImage": req["inputs"].(map[string]any)["personImage"], "garmentImage": req["inputs"].(map[string]any)["garmentImage"], "accuracy": "high"}}
+	var e struct{ Code, Field string }
+	if code, _ := api1.doHdr("POST", "/v1/run", testKey, other, &e, map[string]string{"Idempotency-Key": "e2e-race-1"}); code != 422 || e.Code != "idempotency_key_reused" {
+		t.Errorf("reused key with another body: HTTP %d %+v", code, e)
+	}
+	t.Logf("idempotency: 8 concurrent submits over 2 API nodes -> 1 job %s, 1 credit charged", ids[0])
+	return ids[0]
+}
+
+// reportStream checks a finished stream and reports the delay from each
+// change (the job's updated_at, stamped by the worker) to its arrival.
+func reportStream(t *testing.T, events []sseEvent) {
+	if len(events) < 2 || events[len(events)-1].job.Status != "succeeded" {
+		t.Fatalf("stream of %d events, last %+v: want it to end with succeeded", len(events), events[len(events)-1].job)
+	}
+	var lat []time.Duration
+	progress := 0
+	for _, e := range events[1:] { // the first event is the state at connect
+		if e.job.Progress != nil {
+			progress++
+		}
+		lat = append(lat, e.at.Sub(e.job.UpdatedAt))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
+	t.Logf("SSE: %d events (%d with progress) over another API node; change-to-client latency p50 %v p99 %v max %v",
+		len(events), progress, p(0.5).Round(100*time.Microsecond), p(0.99).Round(100*time.Microsecond), lat[len(lat)-1].Round(100*time.Microsecond))
+	if progress == 0 {
+		t.Error("no progress event in the stream")
+	}
+}
+
+// cancelChecks cancels a queued and a running job (both refunded) and
+// checks that an ended job is 409.
+func cancelChecks(t *testing.T, api1, api2 *server, req map[string]any) {
+	var running, queued clientJob
+	api1.do("POST", "/v1/run", testKey, req, &running)
+	api1.do("POST", "/v1/run", testKey, req, &queued)
+	var j clientJob
+	if code, _ := api2.do("POST", "/v1/cancel/"+queued.ID, testKeyB, nil, nil); code != 404 {
+		t.Errorf("another key's cancel: HTTP %d, want 404", code)
+	}
+	if code, _ := api2.do("POST", "/v1/cancel/"+queued.ID, testKey, nil, &j); code != 200 || j.Status != "canceled" || j.Credits != 0 || j.CreditsRefunded != 1 {
+		t.Fatalf("cancel queued: HTTP %d %+v", code, j)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		api1.do("GET", "/v1/status/"+running.ID, testKey, nil, &j)
+		if j.Progress != nil || j.Status != "starting" || time.Now().After(deadline) {
+			break
+		}
+	}
+	start := time.Now()
+	if code, _ := api1.do("POST", "/v1/cancel/"+running.ID, testKey, nil, &j); code != 200 || j.Status != "canceled" {
+		t.Fatalf("cancel running: HTTP %d %+v", code, j)
+	}
+	// The worker frees its only slot once the pipeline stopped: a new
+	// job then runs.
+	var next clientJob
+	api1.do("POST", "/v1/run", testKey, req, &next)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		api1.do("GET", "/v1/status/"+next.ID, testKey, nil, &j)
+		if j.Progress != nil || j.Status != "starting" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cancelled job still holds the worker's slot:\n%s", api1.log)
+		}
+	}
+	t.Logf("cancel: a running tryon job released its worker slot %v after the cancel", time.Since(start).Round(time.Millisecond))
+	api1.wait(next.ID)
+	var e struct{ Code, Status string }
+	if code, _ := api2.do("POST", "/v1/cancel/"+next.ID, testKey, nil, &e); code != 409 || e.Code != "not_cancelable" || e.Status != "succeeded" {
+		t.Errorf("cancel of a finished job: HTTP %d %+v", code, e)
+	}
+	var c struct{ Credits int64 }
+	api2.do("GET", "/v1/credits", testKey, nil, &c)
+	if c.Credits != 98 { // the raced job and next; both cancelled jobs refunded
+		t.Errorf("balance %d after two refunded cancels, want 98", c.Credits)
+	}
+}
+
+// fairnessCheck: key A queues 6 jobs, then key B one; B's job starts
+// before A's third (one worker slot: after A's running job at most).
+func fairnessCheck(t *testing.T, api1, api2 *server, req map[string]any) {
+	var a []string
+	for range 6 {
+		var j clientJob
+		api1.do("POST", "/v1/run", testKey, req, &j)
+		a = append(a, j.ID)
+	}
+	var b clientJob
+	submitted := time.Now()
+	api2.do("POST", "/v1/run", testKeyB, req, &b)
+	var started time.Time
+	for deadline := time.Now().Add(3 * time.Minute); started.IsZero(); time.Sleep(50 * time.Millisecond) {
+		var j clientJob
+		api2.do("GET", "/v1/status/"+b.ID, testKeyB, nil, &j)
+		if j.Progress != nil || j.Status != "starting" {
+			started = time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("B's job did not start")
+		}
+	}
+	ended := 0
+	for _, id := range a {
+		var j clientJob
+		api1.do("GET", "/v1/status/"+id, testKey, nil, &j)
+		if j.Status != "starting" {
+			ended++
+		}
+	}
+	t.Logf("fairness: key A queued 6 tryon jobs, then key B 1: B's job started %v after its submit, when %d of A's jobs had ended (1 worker slot)",
+		started.Sub(submitted).Round(time.Millisecond), ended)
+	if ended > 1 {
+		t.Errorf("B's job started after %d of A's jobs, want at most 1", ended)
+	}
+	for _, id := range a {
+		api1.do("POST", "/v1/cancel/"+id, testKey, nil, nil)
+	}
+	api2.wait2(b.ID, testKeyB)
+}
+
+// wait2 is wait for another key.
+func (s *server) wait2(id, key string) {
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		var j clientJob
+		s.do("GET", "/v1/status/"+id, key, nil, &j)
+		if j.Status != "starting" {
+			return
+		}
+	}
+	s.t.Fatalf("job %s did not finish", id)
+}
+
+// historyChecks lists key A's jobs on one node and deletes one on the other.
+func historyChecks(t *testing.T, api1, api2 *server, done string) {
+	var page struct {
+		Jobs       []clientJob `json:"jobs"`
+		NextCursor *string     `json:"next_cursor"`
+	}
+	if code, _ := api1.do("GET", "/v1/jobs?limit=3&status=canceled", testKey, nil, &page); code != 200 || len(page.Jobs) != 3 || page.NextCursor == nil {
+		t.Fatalf("history: HTTP %d %d jobs cursor %v", code, len(page.Jobs), page.NextCursor)
+	}
+	for i := 1; i < len(page.Jobs); i++ {
+		a, _ := time.Parse(time.RFC3339Nano, page.Jobs[i].CreatedAt)
+		b, _ := time.Parse(time.RFC3339Nano, page.Jobs[i-1].CreatedAt)
+		if a.After(b) || page.Jobs[i].Status != "canceled" {
+			t.Errorf("history not newest first or filter broken: %+v", page.Jobs)
+		}
+	}
+	var j clientJob
+	api1.do("GET", "/v1/status/"+done, testKey, nil, &j)
+	if code, _ := api2.do("DELETE", "/v1/jobs/"+done, testKey, nil, nil); code != 200 {
+		t.Fatalf("delete: HTTP %d", code)
+	}
+	if code, _ := api1.do("GET", "/v1/status/"+done, testKey, nil, nil); code != 404 {
+		t.Errorf("status after delete: HTTP %d", code)
+	}
+	if len(j.Output) == 1 {
+		if resp, err := http.Get(j.Output[0]); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != 404 {
+				t.Errorf("output after delete: HTTP %d", resp.StatusCode)
+			}
+		}
 	}
 }
