@@ -18,6 +18,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"image/jpeg"
 	"image/png"
 	"io"
 	"log"
@@ -27,8 +28,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	_ "image/jpeg"
 
 	"github.com/disintegration/imaging"
 	"golang.org/x/image/font"
@@ -62,7 +61,11 @@ var (
 	out      = flag.String("out", "docs", "output directory")
 	only     = flag.String("only", "", "comma-separated sheets to build (default all)")
 	parallel = flag.Int("parallel", 2, "jobs in flight")
+	asJPEG   = flag.Bool("jpeg", false, "write the sheets as JPEG (smaller files for photo sheets)")
 )
+
+// jpegQuality is the JPEG quality of -jpeg sheets.
+const jpegQuality = 85
 
 func main() {
 	flag.Parse()
@@ -114,6 +117,9 @@ func main() {
 	failed := 0
 	for _, name := range order {
 		file := "contact-" + name + ".png"
+		if *asJPEG {
+			file = "contact-" + name + ".jpg"
+		}
 		if err := compose(ctx, sheets[name], filepath.Join(*out, file)); err != nil {
 			log.Fatal(err)
 		}
@@ -214,6 +220,40 @@ func plan() []*job {
 		&job{Sheet: "image-to-video", Label: "8s 9:16 audio, runway push in", Model: "image-to-video", Shown: []string{person},
 			Inputs: map[string]any{"imageUrl": uri(person), "prompt": "runway show, push in", "duration": 8, "aspectRatio": "9:16", "generateAudio": true}},
 	)
+	return append(js, photoJobs()...)
+}
+
+// photoSubjects are the real photos every model runs on in the photos-*
+// sheets: full-body woman and man, a portrait, a three-quarter view and
+// the two two-person photos.
+var photoSubjects = []string{
+	"images/pexels_woman_dog_standing.jpg",
+	"images/codait_man_standing.jpg",
+	"images/pexels_woman_portrait.png",
+	"images/pexels_woman_side_halfbody.png",
+	"images/pixabay_two_women_bikes.jpg",
+	"images/pexels_two_women_phones.jpg",
+}
+
+// photoJobs runs every model on every photo subject, one sheet per model
+// (photos-<model>), one row per photo.
+func photoJobs() []*job {
+	const tee = "garments/flatlay_tee_red.png"
+	var js []*job
+	for _, ph := range photoSubjects {
+		name := strings.TrimSuffix(filepath.Base(ph), filepath.Ext(ph))
+		add := func(model, label string, shown []string, in map[string]any) {
+			js = append(js, &job{Sheet: "photos-" + model, Label: name + ": " + label, Model: model, Shown: shown, Inputs: in})
+		}
+		add("tryon", "red tee standard", []string{ph, tee}, map[string]any{"personImage": uri(ph), "garmentImage": uri(tee)})
+		add("prompt-tryon", "a red top", []string{ph}, map[string]any{"personImage": uri(ph), "prompt": "a red top"})
+		add("product-to-model", "red tee on this photo", []string{tee, ph}, map[string]any{"productImage": uri(tee), "modelImageUrl": uri(ph)})
+		add("model-create", "upload", []string{ph}, map[string]any{"type": "upload", "name": name, "imageBase64": uri(ph)})
+		add("pose-control", "arms raised, hands on hips", []string{ph}, map[string]any{"modelImage": uri(ph), "poses": []any{
+			map[string]any{"type": "custom", "text": "arms raised"}, map[string]any{"type": "custom", "text": "hands on hips"}}})
+		add("angle-generation", "left45, back", []string{ph}, map[string]any{"imageUrl": uri(ph), "angleIds": []any{"left45", "back"}})
+		add("image-to-video", "4s 16:9 push in", []string{ph}, map[string]any{"imageUrl": uri(ph), "prompt": "slow push in", "duration": 4, "aspectRatio": "16:9", "generateAudio": false})
+	}
 	return js
 }
 
@@ -422,5 +462,8 @@ func compose(ctx context.Context, js []*job, path string) error {
 		return err
 	}
 	defer f.Close()
+	if strings.HasSuffix(path, ".jpg") {
+		return jpeg.Encode(f, sheet, &jpeg.Options{Quality: jpegQuality})
+	}
 	return png.Encode(f, sheet)
 }
