@@ -44,6 +44,9 @@ type Options struct {
 	// Limits are the connection and body limits (timeouts, caps); zero
 	// fields take their defaults. NewServer applies the server-wide ones.
 	Limits Limits
+	// StreamHeartbeat is the interval of the ": ping" comments of a status
+	// stream (DefaultStreamHeartbeat).
+	StreamHeartbeat time.Duration
 }
 
 // Response headers.
@@ -65,6 +68,9 @@ type ctxKey struct{}
 func New(o Options) http.Handler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodySize
+	}
+	if o.StreamHeartbeat <= 0 {
+		o.StreamHeartbeat = DefaultStreamHeartbeat
 	}
 	if o.FetchPolicy.MaxBytes <= 0 {
 		o.FetchPolicy.MaxBytes = fetch.DefaultMaxBytes

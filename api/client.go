@@ -40,9 +40,9 @@ const (
 
 // Stream timing of GET /v1/status/{id} with Accept: text/event-stream.
 const (
-	// streamHeartbeat is the interval of ": ping" comments that keep
-	// proxies from closing an idle stream.
-	streamHeartbeat = 15 * time.Second
+	// DefaultStreamHeartbeat is the interval of ": ping" comments that
+	// keep proxies from closing an idle stream (Options.StreamHeartbeat).
+	DefaultStreamHeartbeat = 15 * time.Second
 	// streamPoll re-reads a job that had no event for this long (queue
 	// positions change as other jobs start; events lost to a Redis
 	// reconnect are caught up).

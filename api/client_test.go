@@ -250,3 +250,31 @@ func FuzzIdempotencyKey(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamHeartbeat: an idle stream carries ": ping" comments.
+func TestStreamHeartbeat(t *testing.T) {
+	fake := newFake()
+	fake.hold = true
+	h := New(Options{Backend: fake, StreamHeartbeat: 20 * time.Millisecond})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	j, _ := fake.Submit(t.Context(), jobs.SubmitRequest{Owner: "owner-alice", Model: "tryon", Cost: 1})
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/status/"+j.ID, nil)
+	req.Header.Set("x-api-key", keyAlice)
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	pings := 0
+	for deadline := time.Now().Add(5 * time.Second); pings < 2 && time.Now().Before(deadline) && sc.Scan(); {
+		if sc.Text() == ": ping" {
+			pings++
+		}
+	}
+	if pings < 2 {
+		t.Fatalf("%d heartbeats, want 2", pings)
+	}
+}

@@ -54,7 +54,7 @@ func (st *streamer) send(j *jobs.Job) error {
 
 // stream is GET /v1/status/{id} with Accept: text/event-stream: the job
 // object as an event on every change (queue place, stage, progress,
-// end), a ": ping" comment every streamHeartbeat, closed after the
+// end), a ": ping" comment every Options.StreamHeartbeat, closed after the
 // terminal event.
 func (s *server) stream(w http.ResponseWriter, r *http.Request, id string) {
 	ctx, cancel := context.WithTimeout(r.Context(), streamMaxDuration)
@@ -90,7 +90,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, id string) {
 
 // streamLoop sends the job after each change or poll until it ends.
 func (s *server) streamLoop(ctx context.Context, st *streamer, owner, id string, changed <-chan struct{}) {
-	beat := time.NewTicker(streamHeartbeat)
+	beat := time.NewTicker(s.o.StreamHeartbeat)
 	defer beat.Stop()
 	poll := time.NewTimer(0) // the first read
 	defer poll.Stop()

@@ -2,8 +2,10 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"image"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
@@ -128,7 +130,10 @@ func TestCancel(t *testing.T) {
 		running := e.submit("block", 2, "")
 		<-p.started
 		e.advertise("idle")
-		queued := e.submit("idle", 3, "")
+		rc := &receiver{}
+		hook := httptest.NewServer(rc)
+		defer hook.Close()
+		queued := e.submit("idle", 3, hook.URL)
 		if e.balance() != e.credits-5 {
 			t.Fatalf("balance %d after two submits", e.balance())
 		}
@@ -158,6 +163,12 @@ func TestCancel(t *testing.T) {
 		}
 		if j := e.mustGet(running.ID); j.Status != StatusCanceled || len(j.Output) != 0 {
 			t.Errorf("after the worker stopped: %+v", j)
+		}
+		// The worker delivers the cancelled job's webhook.
+		eventually(t, "the canceled webhook", func() bool { return len(rc.deliveries()) == 1 })
+		var body Job
+		if err := json.Unmarshal(rc.deliveries()[0].body, &body); err != nil || body.ID != queued.ID || body.Status != StatusCanceled || body.Credits != 0 || body.CreditsRefunded != 3 {
+			t.Errorf("webhook body %s (%v)", rc.deliveries()[0].body, err)
 		}
 	})
 }
