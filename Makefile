@@ -11,6 +11,7 @@ GO ?= go
 all: build
 
 setup: setup-system setup-ort setup-models setup-presets setup-contract-models
+	@./scripts/setup-s3-test.sh
 
 setup-system:
 	@./scripts/setup-system.sh

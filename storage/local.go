@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,48 +134,22 @@ func (l *Local) DeletePrefix(ctx context.Context, prefix string) error {
 }
 
 // URL is baseURL + "/" + key with each segment escaped.
-func (l *Local) URL(key string) string {
-	segs := strings.Split(key, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return l.baseURL + "/" + strings.Join(segs, "/")
-}
+func (l *Local) URL(key string) string { return joinURL(l.baseURL, key) }
 
-// Handler serves blobs for GET and HEAD at "/" + key (mount it with
-// http.StripPrefix of the CDN path). It sets the content type of the key's
-// extension and nosniff, supports Range requests, answers 404 for missing
-// blobs, folders and invalid keys (so ".." and listings never resolve), and
-// 405 for other methods.
+// Handler serves the store's public blobs over HTTP (see serveBlobs).
 func (l *Local) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			jsonError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not supported; use GET or HEAD")
-			return
-		}
-		key := strings.TrimPrefix(r.URL.Path, "/")
-		if strings.HasPrefix(key, PrivatePrefix) {
-			jsonError(w, http.StatusNotFound, "not_found", "no such file")
-			return
-		}
-		rc, ct, err := l.Open(r.Context(), key)
+	return serveBlobs(func(ctx context.Context, key string) (blob, error) {
+		rc, ct, err := l.Open(ctx, key)
 		if err != nil {
-			jsonError(w, http.StatusNotFound, "not_found", "no such file")
-			return
+			return blob{}, err
 		}
-		defer rc.Close()
 		f := rc.(*os.File)
 		st, err := f.Stat()
 		if err != nil {
-			jsonError(w, http.StatusNotFound, "not_found", "no such file")
-			return
+			f.Close()
+			return blob{}, ErrNotFound
 		}
-		h := w.Header()
-		h.Set("Content-Type", ct)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "public, max-age=3600")
-		http.ServeContent(w, r, "", st.ModTime(), f)
+		return blob{content: f, closer: f, contentType: ct, modTime: st.ModTime()}, nil
 	})
 }
 
@@ -191,14 +164,4 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
-}
-
-// jsonError answers with the API's error body (the CDN's errors are JSON
-// like every other answer of the service).
-func jsonError(w http.ResponseWriter, status int, code, msg string) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, "{\"error\":%q,\"code\":%q,\"message\":%q}\n", msg, code, msg)
 }

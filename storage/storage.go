@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"path"
 	"strings"
 )
@@ -88,4 +89,13 @@ func checkPath(p string) error {
 		}
 	}
 	return nil
+}
+
+// joinURL is base + "/" + key with each segment of key escaped.
+func joinURL(base, key string) string {
+	segs := strings.Split(key, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return base + "/" + strings.Join(segs, "/")
 }
