@@ -189,9 +189,9 @@ func faceCentre(f models.Face) models.Point {
 }
 
 func (pl *Pipeline) upload(ctx context.Context, req *pipelines.Request, in Inputs) (*pipelines.Result, error) {
-	if !strings.HasPrefix(in.ImageBase64, "data:") {
-		return nil, pipelines.Failf("model-create: inputs.imageBase64 must be a data URI (data:image/...;base64,...)")
-	}
+	// The API accepts only a data URI here (api's imageDataOnly), which the
+	// job service may hand over as a stored-input reference: the loader
+	// reads either.
 	req.Progress("load", 0.05, "")
 	src, err := req.Images.Load(ctx, "inputs.imageBase64", in.ImageBase64)
 	if err != nil {
