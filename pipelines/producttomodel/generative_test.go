@@ -71,3 +71,14 @@ func TestGeneratedModelPhotoIsDressed(t *testing.T) {
 		t.Fatalf("path %s, method %s, notes %s", o.Path, o.Method, notes)
 	}
 }
+
+// TestFaceCheckRefusesGarmentOnFace: on a head-and-shoulders portrait the
+// tee's transfer lands on the face; the job fails naming the check instead
+// of returning it (the contact sheet showed such outputs before).
+func TestFaceCheckRefusesGarmentOnFace(t *testing.T) {
+	pl := New(pipelinetest.Perception(t), nil)
+	_, err := runWith(t, pl, Inputs{ProductImage: "file:garments/flatlay_tee_red.png", ModelImageURL: "file:images/pexels_woman_portrait.png", Quality: "1k", SampleCount: 1, Ratio: "3:4"})
+	if err == nil || !strings.Contains(err.Error(), "product-to-model: self-check face_region_change failed") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -26,10 +26,12 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
+	"fashiond/pipelines/body"
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/mask"
 	"fashiond/pipelines/presets"
+	"fashiond/pipelines/selfcheck"
 	"fashiond/pipelines/style"
 	"fashiond/pipelines/transfer"
 )
@@ -159,6 +161,10 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		if err != nil {
 			return nil, err
 		}
+		faceChecks, err := pl.faceChecks(ctx, bs.img, out)
+		if err != nil {
+			return nil, err
+		}
 		progress("style", start+span*0.75, detail)
 		framed, _ := frame(out, info.PersonMask, in.Ratio)
 		styled, err := pl.style(ctx, framed, sid, seed+int64(i))
@@ -180,7 +186,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			Path:   "reference",
 			Method: info.Method + "+style-" + sid + "+tier",
 			Notes:  notes,
-			Checks: styled.Checks,
+			Checks: append(styled.Checks, faceChecks...),
 		}
 		if gi := gens[i]; gi != nil {
 			o.Path = "generative"
@@ -191,6 +197,26 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	}
 	progress("done", 1, "")
 	return res, nil
+}
+
+// faceChecks measures the dressed photo's face region against the model
+// photo's (the garment must not land on the face) and fails the job naming
+// the check, as tryon does; the style stage then checks the face is still
+// found.
+func (pl *Pipeline) faceChecks(ctx context.Context, model image.Image, dressed *image.RGBA) ([]pipelines.Check, error) {
+	a, err := body.Analyze(ctx, pl.p, model)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, nil // no person to measure: the transfer has already refused such photos
+	}
+	f := a.SubjectPerson().Face
+	if f == nil {
+		return nil, nil
+	}
+	checks := []pipelines.Check{selfcheck.FaceChange(model, dressed, *f)}
+	return checks, pipelines.CheckError("product-to-model", checks)
 }
 
 // presetBases chooses preset model photos by customPrompt's words, the
