@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"net/url"
@@ -17,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"fashiond/storage"
 )
 
 // Config is the whole configuration of every subcommand.
@@ -72,10 +75,50 @@ type Config struct {
 	MetricsAddr   string        // FASHIOND_METRICS_ADDR: separate /metrics listener; empty = on Addr
 	ShutdownGrace time.Duration // FASHIOND_SHUTDOWN_GRACE: running jobs' time to finish on SIGINT/SIGTERM
 
+	// Blob storage (docs/OPERATIONS.md, "S3 object storage").
+	Storage        string        // FASHIOND_STORAGE: local (DATA_DIR/blobs) or s3://bucket[/prefix]
+	S3Endpoint     string        // FASHIOND_S3_ENDPOINT (or AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL): http(s)://host[:port]; empty = AWS
+	S3Region       string        // FASHIOND_S3_REGION (or AWS_REGION, AWS_DEFAULT_REGION); empty = us-east-1
+	S3AccessKey    string        // FASHIOND_S3_ACCESS_KEY (or AWS_ACCESS_KEY_ID)
+	S3SecretKey    Secret        // FASHIOND_S3_SECRET_KEY (or AWS_SECRET_ACCESS_KEY); environment only
+	S3SessionToken Secret        // FASHIOND_S3_SESSION_TOKEN (or AWS_SESSION_TOKEN); environment only, optional
+	S3PathStyle    string        // FASHIOND_S3_PATH_STYLE: auto, on (http://endpoint/bucket/key) or off (virtual-hosted)
+	S3Presign      time.Duration // FASHIOND_S3_PRESIGN: result URLs presigned for this long; 0 = {cdn_url}/key
+
 	// envErrs are environment values that could not be parsed; Finish
 	// reports them so a typo never silently becomes a default.
 	envErrs []string
 }
+
+// Secret is a setting that must never be printed: its String, GoString,
+// text (JSON) and slog values are "[redacted]" (or "" when empty), so a Config printed
+// with %+v or logged carries no credential. Use string(s) for the value.
+type Secret string
+
+const redacted = "[redacted]"
+
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString is String (for %#v).
+func (s Secret) GoString() string { return s.String() }
+
+// LogValue is String (for log/slog).
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalText is String (for encoding/json and the like).
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// StorageLocal is FASHIOND_STORAGE's default: the local directory
+// DATA_DIR/blobs, served under /cdn/.
+const StorageLocal = "local"
+
+// IsS3 reports whether the blob store is an S3 bucket.
+func (c *Config) IsS3() bool { return c.Storage != StorageLocal }
 
 // DefaultShutdownGrace is how long running jobs may finish on SIGINT/SIGTERM
 // before they are pushed back to their queues.
@@ -109,6 +152,8 @@ func Defaults() Config {
 		LogLevel:          "info",
 		LogFormat:         "text",
 		ShutdownGrace:     DefaultShutdownGrace,
+		Storage:           StorageLocal,
+		S3PathStyle:       "auto",
 	}
 }
 
@@ -129,17 +174,18 @@ const (
 	GroupRuntime                        // ort-lib, models-dir, device, threads, CUDA
 	GroupPipelines                      // upscale-policy, batching
 	GroupInstall                        // models-mirror
+	GroupStorage                        // storage, s3-* (the blob store)
 
-	GroupAll = GroupInstall<<1 - 1
+	GroupAll = GroupStorage<<1 - 1
 )
 
 // commandGroups are the settings of each subcommand, by the first word of
 // its flag set's name.
 var commandGroups = map[string]Group{
 	"serve":    GroupAll,
-	"api":      GroupLog | GroupData | GroupURLs | GroupHTTP | GroupRedis | GroupJobs,
-	"worker":   GroupLog | GroupData | GroupURLs | GroupRedis | GroupJobs | GroupWorker | GroupRuntime | GroupPipelines | GroupInstall,
-	"keys":     GroupLog | GroupData | GroupURLs | GroupRedis | GroupPrivateRedis | GroupJobs,
+	"api":      GroupLog | GroupData | GroupURLs | GroupHTTP | GroupRedis | GroupJobs | GroupStorage,
+	"worker":   GroupLog | GroupData | GroupURLs | GroupRedis | GroupJobs | GroupWorker | GroupRuntime | GroupPipelines | GroupInstall | GroupStorage,
+	"keys":     GroupLog | GroupData | GroupURLs | GroupRedis | GroupPrivateRedis | GroupJobs | GroupStorage,
 	"models":   GroupLog | GroupData | GroupRuntime | GroupInstall,
 	"generate": GroupLog | GroupData | GroupRuntime,
 	"bench":    GroupLog | GroupData | GroupRuntime,
@@ -175,7 +221,7 @@ func (c *Config) RegisterGroups(fs *flag.FlagSet, groups Group) {
 		{GroupLog, c.registerLog}, {GroupData, c.registerData}, {GroupURLs, c.registerURLs},
 		{GroupHTTP, c.registerHTTP}, {GroupRedis, c.registerRedis}, {GroupPrivateRedis, c.registerPrivateRedis},
 		{GroupJobs, c.registerJobs}, {GroupWorker, c.registerWorker}, {GroupRuntime, c.registerRuntime},
-		{GroupPipelines, c.registerPipelines}, {GroupInstall, c.registerInstall},
+		{GroupPipelines, c.registerPipelines}, {GroupInstall, c.registerInstall}, {GroupStorage, c.registerStorage},
 	}
 	d := Defaults()
 	for _, r := range regs {
@@ -261,6 +307,20 @@ func (c *Config) registerInstall(fs *flag.FlagSet, _ Config) {
 	fs.StringVar(&c.ModelsMirror, "models-mirror", envStr("FASHIOND_MODELS_MIRROR", ""), "directory to install models from (FASHIOND_MODELS_MIRROR; default ../shared/models when present)")
 }
 
+// registerStorage binds the blob store settings. The secret key and the
+// session token have no flag (a command line is visible to every user of
+// the machine): they come from the environment only.
+func (c *Config) registerStorage(fs *flag.FlagSet, d Config) {
+	fs.StringVar(&c.Storage, "storage", envStr("FASHIOND_STORAGE", d.Storage), "blob store: local (DATA_DIR/blobs) or s3://bucket[/prefix] (FASHIOND_STORAGE)")
+	fs.StringVar(&c.S3Endpoint, "s3-endpoint", envFirst(d.S3Endpoint, "FASHIOND_S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"), "S3 endpoint http(s)://host[:port]; empty = AWS (FASHIOND_S3_ENDPOINT)")
+	fs.StringVar(&c.S3Region, "s3-region", envFirst(d.S3Region, "FASHIOND_S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION"), "S3 region; empty = us-east-1 (FASHIOND_S3_REGION)")
+	fs.StringVar(&c.S3AccessKey, "s3-access-key", envFirst("", "FASHIOND_S3_ACCESS_KEY", "AWS_ACCESS_KEY_ID"), "S3 access key id (FASHIOND_S3_ACCESS_KEY or AWS_ACCESS_KEY_ID; the secret key only from FASHIOND_S3_SECRET_KEY or AWS_SECRET_ACCESS_KEY)")
+	fs.StringVar(&c.S3PathStyle, "s3-path-style", envStr("FASHIOND_S3_PATH_STYLE", d.S3PathStyle), "S3 bucket addressing: auto, on (endpoint/bucket/key) or off (bucket.endpoint/key) (FASHIOND_S3_PATH_STYLE)")
+	fs.DurationVar(&c.S3Presign, "s3-presign", c.envDur("FASHIOND_S3_PRESIGN", d.S3Presign), "result URLs as presigned S3 URLs valid this long (e.g. 24h, at most 168h); 0 = {cdn_url}/key (FASHIOND_S3_PRESIGN)")
+	c.S3SecretKey = Secret(envFirst("", "FASHIOND_S3_SECRET_KEY", "AWS_SECRET_ACCESS_KEY"))
+	c.S3SessionToken = Secret(envFirst("", "FASHIOND_S3_SESSION_TOKEN", "AWS_SESSION_TOKEN"))
+}
+
 // Finish validates every setting and fills the derived defaults. Call after
 // fs.Parse. An invalid setting is an error naming its variable; every
 // invalid one is reported at once.
@@ -268,7 +328,7 @@ func (c *Config) Finish() error {
 	errs := append([]string(nil), c.envErrs...)
 	for _, check := range []func() error{
 		c.checkLog, c.checkData, c.checkHTTP, c.checkURLs, c.checkRedis, c.checkJobs,
-		c.checkWorker, c.checkRuntime, c.checkPipelines, c.checkLimits,
+		c.checkWorker, c.checkRuntime, c.checkPipelines, c.checkLimits, c.checkStorage,
 	} {
 		if err := check(); err != nil {
 			errs = append(errs, err.Error())
@@ -577,6 +637,53 @@ func (c *Config) checkClientLimits() error {
 	return nil
 }
 
+// Bounds of FASHIOND_S3_PRESIGN: SigV4 presigned URLs live at most 7 days.
+const (
+	minPresign = time.Second
+	maxPresign = 7 * 24 * time.Hour
+)
+
+// checkStorage validates the blob store settings. No message repeats a
+// credential.
+func (c *Config) checkStorage() error {
+	c.Storage = strings.TrimSpace(c.Storage)
+	if c.Storage == "" {
+		c.Storage = StorageLocal
+	}
+	switch strings.ToLower(strings.TrimSpace(c.S3PathStyle)) {
+	case "auto", "":
+		c.S3PathStyle = "auto"
+	case "on", "true", "1":
+		c.S3PathStyle = "on"
+	case "off", "false", "0":
+		c.S3PathStyle = "off"
+	default:
+		return fmt.Errorf("FASHIOND_S3_PATH_STYLE must be auto, on or off, not %q", c.S3PathStyle)
+	}
+	if c.S3Presign < 0 || c.S3Presign > 0 && (c.S3Presign < minPresign || c.S3Presign > maxPresign) {
+		return fmt.Errorf("FASHIOND_S3_PRESIGN must be 0 (no presigning) or from %s to %s, not %s", minPresign, maxPresign, c.S3Presign)
+	}
+	if !c.IsS3() {
+		if c.S3Presign > 0 {
+			return errors.New("FASHIOND_S3_PRESIGN needs FASHIOND_STORAGE=s3://bucket[/prefix]")
+		}
+		return nil
+	}
+	if _, _, err := storage.ParseS3URL(c.Storage); err != nil {
+		return fmt.Errorf("FASHIOND_STORAGE must be local or s3://bucket[/prefix]: %w", err)
+	}
+	if _, _, err := storage.ParseEndpoint(c.S3Endpoint); err != nil {
+		return fmt.Errorf("FASHIOND_S3_ENDPOINT: %w", err)
+	}
+	switch {
+	case c.S3AccessKey == "" || c.S3SecretKey == "":
+		return errors.New("FASHIOND_STORAGE=s3://… needs FASHIOND_S3_ACCESS_KEY and FASHIOND_S3_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
+	case c.S3Presign > 0 && c.CDNURL != "":
+		return errors.New("FASHIOND_CDN_URL and FASHIOND_S3_PRESIGN exclude each other: result URLs are either {cdn_url}/key or presigned")
+	}
+	return nil
+}
+
 // memSize is a redis-server memory size: digits and an optional unit.
 var memSize = regexp.MustCompile(`^[1-9][0-9]*(b|k|kb|m|mb|g|gb)?$`)
 
@@ -588,6 +695,17 @@ func autoMaxConns() int {
 		return 512
 	}
 	return int(min(max(lim.Cur/2, minConns), maxConnsCeiling))
+}
+
+// envFirst is the first of the variables keys that is set and not empty,
+// else d.
+func envFirst(d string, keys ...string) string {
+	for _, k := range keys {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	return d
 }
 
 func envStr(k, d string) string {

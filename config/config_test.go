@@ -1,7 +1,10 @@
 package config
 
 import (
+	"bytes"
 	"flag"
+	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
@@ -14,7 +17,7 @@ func parse(t *testing.T, env map[string]string, args ...string) (Config, error) 
 	// The environment of `make test` sets FASHIOND_* (models dir, ORT
 	// library): start every case from a clean one.
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "FASHIOND_") {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "FASHIOND_") || strings.HasPrefix(k, "AWS_") {
 			t.Setenv(k, "")
 			os.Unsetenv(k)
 		}
@@ -74,6 +77,40 @@ func TestConfig(t *testing.T) {
 		{"per-ip invalid", map[string]string{"FASHIOND_MAX_CONNS_PER_IP": "-5"}, nil, nil, "FASHIOND_MAX_CONNS_PER_IP"},
 		{"zero crashes", map[string]string{"FASHIOND_MAX_CRASHES": "0"}, nil, nil, "FASHIOND_MAX_CRASHES"},
 		{"zero idle", map[string]string{"FASHIOND_IDLE_TIMEOUT": "0s"}, nil, nil, "FASHIOND_IDLE_TIMEOUT"},
+		{"storage default", nil, nil, func(c Config) bool {
+			return c.Storage == "local" && !c.IsS3() && c.S3PathStyle == "auto" && c.S3Presign == 0
+		}, ""},
+		{"s3", s3Env(map[string]string{"FASHIOND_S3_ENDPOINT": "http://127.0.0.1:9000", "FASHIOND_S3_REGION": "eu-west-3", "FASHIOND_S3_PATH_STYLE": "true"}), nil,
+			func(c Config) bool {
+				return c.IsS3() && c.Storage == "s3://results/prod" && c.S3Endpoint == "http://127.0.0.1:9000" && c.S3Region == "eu-west-3" &&
+					c.S3PathStyle == "on" && c.S3AccessKey == "AKID" && string(c.S3SecretKey) == "sekrit" && c.CDNURL == "http://127.0.0.1:8080/cdn"
+			}, ""},
+		{"s3 from AWS variables", map[string]string{"FASHIOND_STORAGE": "s3://results", "AWS_ACCESS_KEY_ID": "AKAWS", "AWS_SECRET_ACCESS_KEY": "awssecret",
+			"AWS_SESSION_TOKEN": "tok", "AWS_REGION": "us-west-2", "AWS_ENDPOINT_URL": "https://minio.internal:9000"}, nil,
+			func(c Config) bool {
+				return c.S3AccessKey == "AKAWS" && string(c.S3SecretKey) == "awssecret" && string(c.S3SessionToken) == "tok" &&
+					c.S3Region == "us-west-2" && c.S3Endpoint == "https://minio.internal:9000"
+			}, ""},
+		{"FASHIOND_S3 wins over AWS", s3Env(map[string]string{"AWS_ACCESS_KEY_ID": "AKAWS", "AWS_REGION": "us-west-2"}), nil,
+			func(c Config) bool { return c.S3AccessKey == "AKID" && c.S3Region == "us-west-2" }, ""},
+		{"s3 flags", s3Env(nil), []string{"-s3-presign", "12h", "-s3-path-style", "off", "-storage", "s3://other"},
+			func(c Config) bool {
+				return c.Storage == "s3://other" && c.S3Presign == 12*time.Hour && c.S3PathStyle == "off"
+			}, ""},
+		{"s3 cdn prefix", s3Env(map[string]string{"FASHIOND_CDN_URL": "https://results.example.com"}), nil,
+			func(c Config) bool { return c.CDNURL == "https://results.example.com" && c.S3Presign == 0 }, ""},
+		{"s3 without keys", map[string]string{"FASHIOND_STORAGE": "s3://results"}, nil, nil, "FASHIOND_S3_ACCESS_KEY"},
+		{"s3 without secret", map[string]string{"FASHIOND_STORAGE": "s3://results", "FASHIOND_S3_ACCESS_KEY": "AKID"}, nil, nil, "FASHIOND_S3_SECRET_KEY"},
+		{"bad storage", map[string]string{"FASHIOND_STORAGE": "gs://results"}, nil, nil, "FASHIOND_STORAGE"},
+		{"bad bucket", s3Env(map[string]string{"FASHIOND_STORAGE": "s3://Results_1"}), nil, nil, "FASHIOND_STORAGE"},
+		{"bad prefix", s3Env(map[string]string{"FASHIOND_STORAGE": "s3://results/../x"}), nil, nil, "FASHIOND_STORAGE"},
+		{"bad endpoint", s3Env(map[string]string{"FASHIOND_S3_ENDPOINT": "minio:9000"}), nil, nil, "FASHIOND_S3_ENDPOINT"},
+		{"bad path style", map[string]string{"FASHIOND_S3_PATH_STYLE": "sometimes"}, nil, nil, "FASHIOND_S3_PATH_STYLE"},
+		{"presign too long", s3Env(map[string]string{"FASHIOND_S3_PRESIGN": "200h"}), nil, nil, "FASHIOND_S3_PRESIGN"},
+		{"presign negative", s3Env(map[string]string{"FASHIOND_S3_PRESIGN": "-1h"}), nil, nil, "FASHIOND_S3_PRESIGN"},
+		{"presign not a duration", s3Env(map[string]string{"FASHIOND_S3_PRESIGN": "1 day"}), nil, nil, "FASHIOND_S3_PRESIGN"},
+		{"presign with local", map[string]string{"FASHIOND_S3_PRESIGN": "1h"}, nil, nil, "FASHIOND_STORAGE=s3"},
+		{"presign and cdn", s3Env(map[string]string{"FASHIOND_S3_PRESIGN": "1h", "FASHIOND_CDN_URL": "https://cdn.example"}), nil, nil, "exclude"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,7 +228,9 @@ func TestValidSettings(t *testing.T) {
 		{map[string]string{"FASHIOND_QUEUES": "tryon, image-to-video"}, func(c Config) bool { return c.Queues != "" }},
 		{map[string]string{"FASHIOND_SHUTDOWN_GRACE": "30s"}, func(c Config) bool { return c.ShutdownGrace == 30*time.Second }},
 		{map[string]string{"FASHIOND_GENERATIVE_INPAINTING": "sd15-inpaint", "FASHIOND_GENERATIVE_TEXT_TO_IMAGE": "none"},
-			func(c Config) bool { return c.GenerativeInpainting == "sd15-inpaint" && c.GenerativeTextToImage == "none" }},
+			func(c Config) bool {
+				return c.GenerativeInpainting == "sd15-inpaint" && c.GenerativeTextToImage == "none"
+			}},
 		{nil, func(c Config) bool { return c.ShutdownGrace == DefaultShutdownGrace && c.MetricsAddr == "" }},
 		{nil, func(c Config) bool { return c.RateLimit == 20 && c.RateBurst == 100 && c.MaxInFlight == 1000 }},
 		{map[string]string{"FASHIOND_RATE_LIMIT": "0.5", "FASHIOND_RATE_BURST": "3", "FASHIOND_MAX_IN_FLIGHT": "-1"},
@@ -230,11 +269,11 @@ func TestCommandFlags(t *testing.T) {
 		cmd        string
 		has, lacks []string
 	}{
-		{"serve", []string{"addr", "redis-url", "device", "queues", "metrics-addr", "shutdown-grace", "models-mirror"}, nil},
-		{"api", []string{"addr", "redis-url", "public-url", "max-body-bytes", "log-format"}, []string{"device", "queues", "ort-lib", "batching", "redis-maxmemory"}},
-		{"worker", []string{"queues", "concurrency", "device", "redis-url", "shutdown-grace"}, []string{"addr", "max-conns", "redis-maxmemory"}},
-		{"keys", []string{"redis-url", "data-dir", "redis-maxmemory", "webhook-secret"}, []string{"addr", "device", "queues", "max-body-bytes"}},
-		{"models list", []string{"models-dir", "models-mirror", "ort-lib", "device"}, []string{"addr", "redis-url", "api-keys"}},
+		{"serve", []string{"addr", "redis-url", "device", "queues", "metrics-addr", "shutdown-grace", "models-mirror", "storage", "s3-presign"}, []string{"s3-secret-key"}},
+		{"api", []string{"addr", "redis-url", "public-url", "max-body-bytes", "log-format", "storage", "s3-endpoint"}, []string{"device", "queues", "ort-lib", "batching", "redis-maxmemory"}},
+		{"worker", []string{"queues", "concurrency", "device", "redis-url", "shutdown-grace", "storage", "s3-region"}, []string{"addr", "max-conns", "redis-maxmemory"}},
+		{"keys", []string{"redis-url", "data-dir", "redis-maxmemory", "webhook-secret", "storage"}, []string{"addr", "device", "queues", "max-body-bytes"}},
+		{"models list", []string{"models-dir", "models-mirror", "ort-lib", "device"}, []string{"addr", "redis-url", "api-keys", "storage"}},
 		{"generate", []string{"models-dir", "device", "cuda-mem-limit"}, []string{"addr", "redis-url", "models-mirror", "batching"}},
 		{"bench diffusion", []string{"models-dir", "device"}, []string{"addr", "redis-url", "batching", "concurrency"}},
 		{"version", nil, []string{"addr", "log-level"}},
@@ -312,4 +351,38 @@ func FuzzBaseURL(f *testing.F) {
 			t.Fatalf("accepted %q", s)
 		}
 	})
+}
+
+// s3Env is a valid S3 storage environment with extra settings on top.
+func s3Env(extra map[string]string) map[string]string {
+	env := map[string]string{"FASHIOND_STORAGE": "s3://results/prod", "FASHIOND_S3_ACCESS_KEY": "AKID", "FASHIOND_S3_SECRET_KEY": "sekrit"}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+// TestS3SecretNotPrinted: a Config printed with %v, %+v or %#v, or logged,
+// never shows the secret key or the session token, and no S3 error names
+// them.
+func TestS3SecretNotPrinted(t *testing.T) {
+	c, err := parse(t, s3Env(map[string]string{"FASHIOND_S3_SECRET_KEY": "hunter2-s3-secret", "FASHIOND_S3_SESSION_TOKEN": "tok-9f8e7d"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "secret", c.S3SecretKey, "config", c)
+	for _, out := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c), logged.String()} {
+		if strings.Contains(out, "hunter2-s3-secret") || strings.Contains(out, "tok-9f8e7d") {
+			t.Fatalf("the secret is printed: %s", out)
+		}
+	}
+	if !strings.Contains(fmt.Sprintf("%+v", c), "S3SecretKey:[redacted]") {
+		t.Fatalf("%+v: want S3SecretKey:[redacted]", c)
+	}
+	_, err = parse(t, map[string]string{"FASHIOND_STORAGE": "s3://x", "FASHIOND_S3_SECRET_KEY": "hunter2-s3-secret",
+		"FASHIOND_S3_ENDPOINT": "http://a:hunter2-s3-secret@h"})
+	if err == nil || strings.Contains(err.Error(), "hunter2-s3-secret") {
+		t.Fatalf("err = %v", err)
+	}
 }

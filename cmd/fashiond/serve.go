@@ -95,8 +95,36 @@ func redisURL(ctx context.Context, cfg config.Config, log *slog.Logger, private 
 	return "redis://" + m.Addr(), nil
 }
 
-func openStore(cfg config.Config) (*storage.Local, error) {
-	return storage.NewLocal(filepath.Join(cfg.DataDir, "blobs"), cfg.CDNURL)
+// openStore opens the blob store of FASHIOND_STORAGE: DATA_DIR/blobs, or
+// an S3 bucket (checked at start: a wrong endpoint, bucket or key stops
+// the process here). The log names the bucket and endpoint, never a key.
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (storage.Served, error) {
+	if !cfg.IsS3() {
+		return storage.NewLocal(filepath.Join(cfg.DataDir, "blobs"), cfg.CDNURL)
+	}
+	bucket, prefix, err := storage.ParseS3URL(cfg.Storage)
+	if err != nil {
+		return nil, fmt.Errorf("FASHIOND_STORAGE: %w", err)
+	}
+	lookup := map[string]storage.Lookup{"auto": storage.LookupAuto, "on": storage.LookupPath, "off": storage.LookupVirtual}[cfg.S3PathStyle]
+	st, err := storage.NewS3(ctx, storage.S3Options{
+		Bucket: bucket, Prefix: prefix, Endpoint: cfg.S3Endpoint, Region: cfg.S3Region,
+		AccessKey: cfg.S3AccessKey, SecretKey: string(cfg.S3SecretKey), SessionToken: string(cfg.S3SessionToken),
+		Lookup: lookup, BaseURL: cfg.CDNURL, Presign: cfg.S3Presign,
+	})
+	if err != nil {
+		return nil, err
+	}
+	urls := "cdn_url " + cfg.CDNURL
+	if cfg.S3Presign > 0 {
+		urls = "presigned for " + cfg.S3Presign.String()
+	}
+	endpoint := cfg.S3Endpoint
+	if endpoint == "" {
+		endpoint = storage.DefaultS3Endpoint
+	}
+	log.Info("blob store: S3", "bucket", bucket, "prefix", prefix, "endpoint", endpoint, "result_urls", urls)
+	return st, nil
 }
 
 func fetchPolicy(cfg config.Config) (fetch.Policy, error) {
@@ -111,7 +139,7 @@ func fetchPolicy(cfg config.Config) (fetch.Policy, error) {
 
 // openService opens the job service; a private Redis it starts is pushed on
 // children (closed after everything on cl), the service on cl.
-func openService(ctx context.Context, cfg config.Config, log *slog.Logger, private bool, cl, children *stack) (*jobs.Service, *storage.Local, fetch.Policy, error) {
+func openService(ctx context.Context, cfg config.Config, log *slog.Logger, private bool, cl, children *stack) (*jobs.Service, storage.Served, fetch.Policy, error) {
 	pol, err := fetchPolicy(cfg)
 	if err != nil {
 		return nil, nil, pol, err
@@ -120,7 +148,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, priva
 	if err != nil {
 		return nil, nil, pol, err
 	}
-	store, err := openStore(cfg)
+	store, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, pol, err
 	}
@@ -191,7 +219,7 @@ const httpShutdownTimeout = 10 * time.Second
 
 // startHTTP listens on cfg.Addr and serves the API in the background; errc
 // receives Serve's error. The returned server is stopped by drain.
-func startHTTP(cfg config.Config, log *slog.Logger, svc *jobs.Service, store *storage.Local, pol fetch.Policy, m *metrics.Metrics) (*http.Server, <-chan error, error) {
+func startHTTP(cfg config.Config, log *slog.Logger, svc *jobs.Service, store storage.Served, pol fetch.Policy, m *metrics.Metrics) (*http.Server, <-chan error, error) {
 	opts := api.Options{Backend: m.Backend(svc), CDN: http.StripPrefix("/cdn", store.Handler()), MaxBodyBytes: cfg.MaxBodyBytes,
 		FetchPolicy: pol, Log: log, Version: version, Limits: limits(cfg)}
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -320,8 +348,8 @@ type role struct {
 
 var (
 	roleServe = role{"serve", "Runs the API, a worker for every model it can serve and the local blob store in one\nprocess. Redis: FASHIOND_REDIS_URL, else a private redis-server with AOF in DATA_DIR/redis.", true, true, true}
-	roleAPI   = role{"api", "Runs the HTTP API only. Needs FASHIOND_REDIS_URL and a blob directory\n(FASHIOND_DATA_DIR/blobs) shared with the workers.", false, true, false}
-	roleWork  = role{"worker", "Runs a job worker only: consumes the queues of the models it can serve\n(FASHIOND_QUEUES to pick a subset). Needs FASHIOND_REDIS_URL and the shared blob directory.", false, false, true}
+	roleAPI   = role{"api", "Runs the HTTP API only. Needs FASHIOND_REDIS_URL and the workers' blob store\n(FASHIOND_STORAGE=s3://bucket, or a shared FASHIOND_DATA_DIR/blobs).", false, true, false}
+	roleWork  = role{"worker", "Runs a job worker only: consumes the queues of the models it can serve\n(FASHIOND_QUEUES to pick a subset). Needs FASHIOND_REDIS_URL and the shared blob store\n(FASHIOND_STORAGE=s3://bucket, or a shared FASHIOND_DATA_DIR/blobs).", false, false, true}
 )
 
 func cmdServe(args []string) error  { return runRole(roleServe, args) }
