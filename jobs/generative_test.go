@@ -10,7 +10,7 @@ import (
 // generative model.
 type genGradient struct{ gradient }
 
-func (genGradient) GenerativeModels() []string { return []string{"sd15-inpaint"} }
+func (*genGradient) GenerativeModels() []string { return []string{"sd15-inpaint"} }
 
 // TestModelsShowGenerativeStages: GET /v1/models's data says per model
 // whether a live worker runs it with installed generative models, and
