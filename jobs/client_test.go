@@ -283,7 +283,7 @@ func TestEta(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// TestFairDispatch: key A submits 40 jobs, then key B one; with one
+// TestFairDispatch: key A submits 200 jobs, then key B one; with one
 // worker of 2 slots B's job starts after at most the 2 jobs of A that
 // were running (plus the slot that frees first), not after A's backlog.
 func TestFairDispatch(t *testing.T) {
@@ -293,8 +293,9 @@ func TestFairDispatch(t *testing.T) {
 		e.worker(p)
 		ctx := context.Background()
 		keyB, _ := e.svc.CreateKey(ctx, "b", 10)
+		e.svc.AddCredits(ctx, OwnerOf(e.key)[:12], 200)
 		var a []string
-		for range 40 {
+		for range 200 {
 			a = append(a, e.submit("fair", 1, "").ID)
 		}
 		b, err := e.svc.Submit(ctx, SubmitRequest{Owner: OwnerOf(keyB), Model: "fair", Cost: 1, Inputs: []byte(`{}`)})
@@ -313,13 +314,22 @@ func TestFairDispatch(t *testing.T) {
 				pos = i
 			}
 		}
-		t.Logf("fairness: A had %d of 40 jobs started when B submitted; B's job was start #%d (%d of A's jobs started in between)", submittedAt, pos+1, pos-submittedAt)
+		t.Logf("fairness: A had %d of 200 jobs started when B submitted; B's job was start #%d (%d of A's jobs started in between)", submittedAt, pos+1, pos-submittedAt)
 		if ahead := pos - submittedAt; ahead > 3 {
 			t.Errorf("B's job started after %d more of A's jobs (A had %d started at B's submit), want at most 3", ahead, submittedAt)
+		}
+		for _, id := range a { // end A's backlog: cancel what has not run
+			if _, err := e.svc.Cancel(ctx, e.owner, id); err != nil && !errors.Is(err, ErrNotCancelable) {
+				t.Fatal(err)
+			}
 		}
 		for _, id := range a {
 			e.waitTerminal(id)
 		}
+		eventually(t, "dispatched set emptied", func() bool {
+			e.svc.promote(ctx, "fair", e.owner)
+			return e.svc.rdb.SCard(ctx, keyDispatched("fair", e.owner)).Val() == 0
+		})
 		if e.svc.rdb.SCard(ctx, keyInflight(e.owner)).Val() != 0 || e.svc.rdb.Exists(ctx, keyBacklog("fair", e.owner)).Val() != 0 {
 			t.Error("in-flight set or backlog left after every job ended")
 		}
@@ -507,4 +517,27 @@ func TestSubmitRoundTrips(t *testing.T) {
 			t.Errorf("%s submit: %d round trips, want %d", c.name, n, c.want)
 		}
 	}
+}
+
+// FuzzParseCursor: a cursor either parses to a score and a job id or is
+// ErrBadCursor, and what List gives back parses again.
+func FuzzParseCursor(f *testing.F) {
+	for _, c := range []string{"", "1700000000000.0b6e2f6a-1111-4111-8111-111111111111", "x.y", ".", "12."} {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, c string) {
+		score, after, err := parseCursor(c)
+		if err != nil {
+			if !errors.Is(err, ErrBadCursor) {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		if c == "" {
+			return
+		}
+		if again := score + "." + after; again != c {
+			t.Fatalf("%q parsed to %q", c, again)
+		}
+	})
 }

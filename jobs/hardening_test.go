@@ -295,7 +295,10 @@ func TestWebhookFailures(t *testing.T) {
 
 		gone := e.submit("block", 1, hook.URL)
 		e.waitTerminal(gone.ID)
-		time.Sleep(500 * time.Millisecond) // the backoff is 50 ms: a retry would have come
+		// The webhook server polls its queue every 500 ms: wait for the
+		// first delivery, then long enough for a retry (50 ms backoff).
+		eventually(t, "the first delivery", func() bool { return len(rc.deliveries()) > 0 })
+		time.Sleep(time.Second)
 		if n := len(rc.deliveries()); n != 1 {
 			t.Errorf("410 receiver got %d deliveries, want 1", n)
 		}
