@@ -380,6 +380,12 @@ func runRole(r role, args []string) error {
 			log.Error("shutdown", "err", err)
 		}
 	}()
+	if r.worker {
+		// A fresh data directory gets its models before anything starts.
+		if err := provisionModels(ctx, cfg, log); err != nil {
+			return err
+		}
+	}
 	svc, store, pol, err := openService(ctx, cfg, log, r.private, &cl, &children)
 	if err != nil {
 		return err
