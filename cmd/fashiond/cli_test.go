@@ -18,6 +18,7 @@ import (
 
 	"fashiond/bench"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/jobs"
 	"fashiond/redisserver"
 )
 
@@ -346,5 +347,34 @@ func TestMetricsListener(t *testing.T) {
 	}
 	if code, _ := s.do("GET", "/metrics", "", nil, nil); code == 200 {
 		t.Error("/metrics is served on the API address too")
+	}
+}
+
+// TestKeysLimits: keys create prints the new key's ID, and keys limits sets
+// and clears a key's own limits by that ID.
+func TestKeysLimits(t *testing.T) {
+	bin := buildBinary(t)
+	env := append(os.Environ(), "FASHIOND_DATA_DIR="+t.TempDir(), "FASHIOND_REDIS_URL=", "FASHIOND_LOG_LEVEL=warn")
+	run := func(args ...string) (string, string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	key, msg := run("keys", "create", "-label", "lim")
+	id := jobs.OwnerOf(strings.TrimSpace(key))[:12]
+	if !strings.Contains(msg, "New API key "+id) {
+		t.Fatalf("create did not print the ID %s: %q", id, msg)
+	}
+	if out, _ := run("keys", "limits", id, "-limit-rate", "2.5", "-limit-burst", "4"); !strings.Contains(out, "rate 2.5/s, burst 4, max in flight 0") {
+		t.Fatalf("limits: %q", out)
+	}
+	if out, _ := run("keys", "limits", id, "-limit-rate", "-1"); !strings.Contains(out, "rate 0/s, burst 4") {
+		t.Fatalf("limits reset: %q", out)
 	}
 }

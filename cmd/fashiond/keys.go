@@ -22,11 +22,15 @@ func cmdKeys(args []string) error {
 		"                                                 prints the key's own webhook signing secret (whsec_...);\n" +
 		"                                                 -rotate replaces it, both signatures are sent during -overlap\n" +
 		"  fashiond keys webhook-secret -operator         prints the operator secret (signs every key's webhooks too:\n" +
-		"                                                 never give it to a tenant)"
+		"                                                 never give it to a tenant)\n" +
+		"  fashiond keys limits ID [-limit-rate R] [-limit-burst B] [-limit-max-in-flight N] [-limit-dispatch D]\n" +
+		"                                                 sets the key's own limits (0: unchanged, -1: back to the\n" +
+		"                                                 service default) and prints the overrides in force"
 	var label, keyID string
 	var credits int64
 	var rotate, operator bool
 	var overlap time.Duration
+	var lim jobs.KeyLimits
 	cfg, fs, err := parseConfig("keys", summary, args, func(fs *flag.FlagSet) {
 		fs.StringVar(&label, "label", "", "label of a new key")
 		fs.Int64Var(&credits, "credits", 100, "credits of a new key")
@@ -34,6 +38,10 @@ func cmdKeys(args []string) error {
 		fs.BoolVar(&rotate, "rotate", false, "webhook-secret: replace the key's secret")
 		fs.DurationVar(&overlap, "overlap", jobs.DefaultSecretOverlap, "webhook-secret -rotate: how long the old secret still signs")
 		fs.BoolVar(&operator, "operator", false, "webhook-secret: print the operator secret instead of a key's")
+		fs.Float64Var(&lim.Rate, "limit-rate", 0, "limits: requests per second (0 unchanged, -1 default)")
+		fs.IntVar(&lim.Burst, "limit-burst", 0, "limits: request burst (0 unchanged, -1 default)")
+		fs.IntVar(&lim.MaxInFlight, "limit-max-in-flight", 0, "limits: unfinished jobs (0 unchanged, -1 default)")
+		fs.IntVar(&lim.Dispatch, "limit-dispatch", 0, "limits: jobs of one model in its queue at once (0 unchanged, -1 default)")
 	})
 	if err != nil {
 		return err
@@ -41,7 +49,7 @@ func cmdKeys(args []string) error {
 	rest := fs.Args()
 	if len(rest) == 0 {
 		fs.Usage()
-		return errors.New("keys: missing action (create, list or add-credits)")
+		return errors.New("keys: missing action (create, list, add-credits, webhook-secret or limits)")
 	}
 	// Flags may also follow the action: `keys create -credits 50`.
 	if err := fs.Parse(rest[1:]); err != nil {
@@ -67,7 +75,7 @@ func cmdKeys(args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(os.Stderr, "New API key (shown once; store it now):")
+		fmt.Fprintf(os.Stderr, "New API key %s (the ID for keys add-credits/limits/webhook-secret); the key is shown once, store it now:\n", jobs.OwnerOf(k)[:12])
 		fmt.Println(k)
 	case "list":
 		ks, err := svc.ListKeys(ctx)
@@ -95,8 +103,21 @@ func cmdKeys(args []string) error {
 		fmt.Printf("key %s: balance %d\n", rest[0], bal)
 	case "webhook-secret":
 		return webhookSecret(ctx, svc, keyID, rotate, operator, overlap)
+	case "limits":
+		// The ID may come before the limits: `keys limits ID -limit-rate 2`.
+		if rest, err = parseInterleaved(fs, rest); err != nil {
+			return err
+		}
+		if len(rest) != 1 {
+			return errors.New("keys limits: want the key ID (from keys list)")
+		}
+		got, err := svc.SetKeyLimits(ctx, rest[0], lim)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("key %s: rate %g/s, burst %d, max in flight %d, dispatch %d (0 = the service default)\n", rest[0], got.Rate, got.Burst, got.MaxInFlight, got.Dispatch)
 	default:
-		return fmt.Errorf("keys: unknown action %q (create, list, add-credits or webhook-secret)", action)
+		return fmt.Errorf("keys: unknown action %q (create, list, add-credits, webhook-secret or limits)", action)
 	}
 	return nil
 }
