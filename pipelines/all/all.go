@@ -107,7 +107,7 @@ func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *p
 	skipped = map[string]string{}
 	reg = pipelines.NewRegistry(
 		prompttryon.New(p, lib).WithInpainter(gen.Inpainter),
-		posecontrol.New(p),
+		posecontrol.New(p).WithInpainter(gen.Inpainter),
 		tryon.New(p).WithInpainter(gen.Inpainter),
 		angles.New(p),
 	)

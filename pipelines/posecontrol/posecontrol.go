@@ -23,6 +23,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/body"
+	"fashiond/pipelines/generative"
 	"fashiond/pipelines/repose"
 	"fashiond/pipelines/scene"
 	"fashiond/pipelines/selfcheck"
@@ -38,6 +39,7 @@ const maxWorkPixels = repose.MaxWorkPixels
 type Pipeline struct {
 	p   models.Perception
 	log *slog.Logger
+	inp generative.Inpainter
 }
 
 // New returns the pipeline over the perception models.
@@ -191,6 +193,19 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			}
 			return nil, pipelines.Failf("poses[%d]: %v", i, err)
 		}
+		var gen *generative.Info
+		if pl.inp != nil {
+			img, info, ok, err := pl.fillDisocclusion(ctx, r.Image, sc.PersonMask, r.Alpha, fmt.Sprintf("%d:%+v", i, ps))
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, pipelines.Transientf("pose-control: poses[%d]: generative background: %v", i, err)
+			}
+			if ok {
+				r.Image, gen = img, &info
+			}
+		}
 		final, checks, note, err := pl.measure(ctx, sc.Image, sc.PersonMask, rp.S, r, a)
 		if err != nil {
 			return nil, err
@@ -208,7 +223,12 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			}
 			return nil, pipelines.Failf("poses[%d]: %v", i, err)
 		}
-		res.Outputs = append(res.Outputs, pipelines.Output{Image: out, Path: "reference", Method: Method, Notes: notes, Checks: checks})
+		o := pipelines.Output{Image: out, Path: "reference", Method: Method, Notes: notes, Checks: checks}
+		if gen != nil {
+			o.Path, o.Method = "generative", Method+"+generative-background("+gen.Model+")"
+			o.Notes = append(o.Notes, gen.Note("the background the person uncovered by moving was"))
+		}
+		res.Outputs = append(res.Outputs, o)
 	}
 	progress("done", 1, "")
 	return res, nil
