@@ -58,6 +58,7 @@ func provisionModels(ctx context.Context, cfg config.Config, log *slog.Logger) e
 	if err != nil {
 		return err
 	}
+	presetsAdvice(cfg, log)
 	missing := missingModels(repo)
 	if len(missing) == 0 {
 		return nil
@@ -93,4 +94,21 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// presetsAdvice warns, with a command that fills this very directory, when
+// the data directory has no preset model library (product-to-model and
+// model-create are then not served by this worker).
+func presetsAdvice(cfg config.Config, log *slog.Logger) {
+	dir := filepath.Join(cfg.DataDir, "presets")
+	if _, err := os.Stat(dir); err == nil {
+		return
+	}
+	data := cfg.DataDir
+	if abs, err := filepath.Abs(data); err == nil {
+		data = abs
+	}
+	log.Warn("no preset model library in this data directory: product-to-model and model-create are not served; install it with `FASHIOND_DATA_DIR="+
+		shellQuote(data)+" make setup-presets` in the repository (with ../shared/testdata/images beside it, or FASHIOND_PRESETS_SRC set) and restart",
+		"dir", dir)
 }

@@ -132,3 +132,34 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+// TestPresetsAdvice: a data directory without presets/ gets a warning
+// whose command, run as written (make setup-presets runs
+// scripts/setup-presets.sh), installs the library there; then no warning.
+func TestPresetsAdvice(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(testenv.Testdata(), "images")); err != nil {
+		t.Skip("no shared test images")
+	}
+	data := filepath.Join(t.TempDir(), "data dir")
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	presetsAdvice(config.Config{DataDir: data}, log)
+	cmdline := "FASHIOND_DATA_DIR='" + data + "' make setup-presets"
+	if !strings.Contains(logged.String(), cmdline) {
+		t.Fatalf("warning %q lacks %q", logged.String(), cmdline)
+	}
+	run := exec.Command("make", "-s", "setup-presets")
+	run.Dir = testenv.Root()
+	run.Env = append(os.Environ(), "FASHIOND_DATA_DIR="+data, "FASHIOND_PRESETS_DIR=", "FASHIOND_PRESETS_SRC=")
+	if b, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmdline, err, b)
+	}
+	if _, err := os.Stat(filepath.Join(data, "presets", "builtin.json")); err != nil {
+		t.Fatalf("after %s: %v", cmdline, err)
+	}
+	logged.Reset()
+	presetsAdvice(config.Config{DataDir: data}, log)
+	if logged.Len() != 0 {
+		t.Fatalf("warned with the library installed: %s", logged.String())
+	}
+}
