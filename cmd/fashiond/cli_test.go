@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"fashiond/bench"
-	"fashiond/pipelines/pipelinetest"
 	"fashiond/jobs"
+	"fashiond/pipelines/pipelinetest"
 	"fashiond/redisserver"
 )
 
