@@ -196,280 +196,258 @@ func Cost(model string, inputs json.RawMessage) (int, error) {
 
 // ---- per model ----
 
+// Each model's inputs are checked by the rules of its inputRules entry (in
+// the table's order) into the model's normalised inputs struct.
+
 func (v *validator) promptTryOn(o object) (any, *ValidationError) {
-	if e := o.only(ModelPromptTryOn, "personImage", "prompt", "quality", "sampleCount", "ratio", "modelImageUrl", "styleId"); e != nil {
-		return nil, e
-	}
 	var r PromptTryOnInputs
-	var e *ValidationError
-	if r.PersonImage, e = v.image(o, "personImage", true, imageURLOrData); e != nil {
-		return nil, e
-	}
-	if r.Prompt, e = o.text("prompt", true, MaxPromptChars); e != nil {
-		return nil, e
-	}
-	if r.Quality, e = o.enum("quality", Qualities, "1k"); e != nil {
-		return nil, e
-	}
-	if r.SampleCount, e = o.intRange("sampleCount", 1, 1, MaxSampleCount); e != nil {
-		return nil, e
-	}
-	if r.Ratio, e = o.enumOrEmpty("ratio", Ratios, ""); e != nil {
-		return nil, e
-	}
-	if r.ModelImageURL, e = v.image(o, "modelImageUrl", false, imageURLOrData); e != nil {
-		return nil, e
-	}
-	if r.StyleID, e = o.enumOrEmpty("styleId", StyleIDs, ""); e != nil {
-		return nil, e
-	}
-	return r, nil
+	e := v.fill(o, ModelPromptTryOn, map[string]any{"personImage": &r.PersonImage, "prompt": &r.Prompt, "quality": &r.Quality,
+		"sampleCount": &r.SampleCount, "ratio": &r.Ratio, "modelImageUrl": &r.ModelImageURL, "styleId": &r.StyleID})
+	return r, e
 }
 
 func (v *validator) poseControl(o object) (any, *ValidationError) {
-	if e := o.only(ModelPoseControl, "modelImage", "poses", "quality", "ratio"); e != nil {
-		return nil, e
-	}
 	var r PoseControlInputs
-	var e *ValidationError
-	if r.ModelImage, e = v.image(o, "modelImage", true, imageURLOrData); e != nil {
-		return nil, e
-	}
-	items, e := o.array("poses", 1, MaxPoses, "pose")
-	if e != nil {
-		return nil, e
-	}
-	for i, raw := range items {
-		path := fmt.Sprintf("%s[%d]", o.field("poses"), i)
-		po, e := v.object(path, raw)
-		if e != nil {
-			return nil, e
-		}
-		typ, e := po.enum("type", PoseTypes, "")
-		if e != nil {
-			return nil, e
-		}
-		if typ == "" {
-			return nil, verr(po.field("type"), CodeMissingField, "%s is required: template or custom", po.field("type"))
-		}
-		p := Pose{Type: typ}
-		if typ == "template" {
-			if e := po.onlyPose("template", "type", "cdnUrl", "title"); e != nil {
-				return nil, e
-			}
-			if p.CDNURL, e = v.image(po, "cdnUrl", true, imageURLOrData); e != nil {
-				return nil, e
-			}
-			if p.Title, e = po.text("title", false, MaxNameChars); e != nil {
-				return nil, e
-			}
-		} else {
-			if e := po.onlyPose("custom", "type", "text"); e != nil {
-				return nil, e
-			}
-			if p.Text, e = po.text("text", true, MaxShortTextChars); e != nil {
-				return nil, e
-			}
-		}
-		r.Poses = append(r.Poses, p)
-	}
-	if r.Quality, e = o.enum("quality", Qualities, "1k"); e != nil {
-		return nil, e
-	}
-	if r.Ratio, e = o.enumOrEmpty("ratio", Ratios, ""); e != nil {
-		return nil, e
-	}
-	return r, nil
+	e := v.fill(o, ModelPoseControl, map[string]any{"modelImage": &r.ModelImage, "poses": &r.Poses, "quality": &r.Quality, "ratio": &r.Ratio})
+	return r, e
 }
 
-var generateOnly = []string{"prompt", "gender", "bodyType", "clothing", "pose", "faceModelId", "poseModelId", "poseImageBase64"}
-
 func (v *validator) modelCreate(o object) (any, *ValidationError) {
-	if e := o.only(ModelModelCreate, "type", "name", "prompt", "imageBase64", "gender", "bodyType", "clothing", "pose",
-		"faceModelId", "poseModelId", "poseImageBase64", "quality", "aspectRatio", "sampleCount"); e != nil {
-		return nil, e
-	}
 	var r ModelCreateInputs
-	var e *ValidationError
-	if r.Type, e = o.enum("type", ModelCreateTypes, ""); e != nil {
-		return nil, e
-	}
-	if r.Type == "" {
-		return nil, verr(o.field("type"), CodeMissingField, "%s is required: generate or upload", o.field("type"))
-	}
-	if r.Name, e = o.text("name", true, MaxNameChars); e != nil {
-		return nil, e
-	}
-	if r.Type == "upload" {
-		for _, k := range generateOnly {
-			if s, ok := o.m[k]; ok && !isNull(s) && !bytes.Equal(bytes.TrimSpace(s), []byte(`""`)) {
-				return nil, verr(o.field(k), CodeFieldNotAllowed, "%s is only accepted when inputs.type is generate; an upload takes name and imageBase64", o.field(k))
-			}
-		}
-		if r.ImageBase64, e = v.image(o, "imageBase64", true, imageDataOnly); e != nil {
-			return nil, e
-		}
-	} else {
-		if s, ok := o.m["imageBase64"]; ok && !isNull(s) && !bytes.Equal(bytes.TrimSpace(s), []byte(`""`)) {
-			return nil, verr(o.field("imageBase64"), CodeFieldNotAllowed, "%s is only accepted when inputs.type is upload", o.field("imageBase64"))
-		}
-		if r.FaceModelID, e = o.id("faceModelId"); e != nil {
-			return nil, e
-		}
-		if r.Prompt, e = o.text("prompt", r.FaceModelID == "", MaxPromptChars); e != nil {
-			if e.Code == CodeMissingField || e.Code == CodeEmptyValue {
-				e.Msg = o.field("prompt") + " is required when inputs.type is generate (it may be omitted only when inputs.faceModelId is given)"
-			}
-			return nil, e
-		}
-		for _, f := range []struct {
-			key string
-			dst *string
-		}{{"gender", &r.Gender}, {"bodyType", &r.BodyType}, {"clothing", &r.Clothing}, {"pose", &r.Pose}} {
-			if *f.dst, e = o.text(f.key, false, MaxShortTextChars); e != nil {
-				return nil, e
-			}
-		}
-		if r.PoseModelID, e = o.id("poseModelId"); e != nil {
-			return nil, e
-		}
-		if r.PoseImageBase64, e = v.image(o, "poseImageBase64", false, imageDataOnly); e != nil {
-			return nil, e
-		}
-		if r.PoseModelID != "" && r.PoseImageBase64 != "" {
-			return nil, verr(o.field("poseImageBase64"), CodeConflictingFields, "give either inputs.poseModelId or inputs.poseImageBase64, not both: the pose image replaces a saved pose model")
-		}
-	}
-	if r.Quality, e = o.enum("quality", Qualities, "1k"); e != nil {
-		return nil, e
-	}
-	if r.AspectRatio, e = o.enum("aspectRatio", Ratios, "3:4"); e != nil {
-		return nil, e
-	}
-	if r.SampleCount, e = o.intRange("sampleCount", 1, 1, MaxSampleCount); e != nil {
-		return nil, e
-	}
-	if r.Type == "upload" && r.SampleCount != 1 {
-		return nil, verr(o.field("sampleCount"), CodeOutOfRange, "%s must be 1 when inputs.type is upload (an upload stores exactly one model), got %d", o.field("sampleCount"), r.SampleCount)
-	}
-	return r, nil
+	e := v.fill(o, ModelModelCreate, map[string]any{"type": &r.Type, "name": &r.Name, "imageBase64": &r.ImageBase64,
+		"faceModelId": &r.FaceModelID, "prompt": &r.Prompt, "gender": &r.Gender, "bodyType": &r.BodyType, "clothing": &r.Clothing,
+		"pose": &r.Pose, "poseModelId": &r.PoseModelID, "poseImageBase64": &r.PoseImageBase64, "quality": &r.Quality,
+		"aspectRatio": &r.AspectRatio, "sampleCount": &r.SampleCount})
+	return r, e
 }
 
 func (v *validator) productToModel(o object) (any, *ValidationError) {
-	if e := o.only(ModelProductToModel, "productImage", "customPrompt", "modelImageUrl", "styleId", "quality", "sampleCount", "ratio"); e != nil {
-		return nil, e
-	}
 	var r ProductToModelInputs
-	var e *ValidationError
-	if r.ProductImage, e = v.image(o, "productImage", true, imageURLOrData); e != nil {
-		return nil, e
-	}
-	if r.CustomPrompt, e = o.text("customPrompt", false, MaxCustomPrompt); e != nil {
-		return nil, e
-	}
-	if r.ModelImageURL, e = v.image(o, "modelImageUrl", false, imageURLOrData); e != nil {
-		return nil, e
-	}
-	if r.StyleID, e = o.enumOrEmpty("styleId", StyleIDs, ""); e != nil {
-		return nil, e
-	}
-	if r.Quality, e = o.enum("quality", Qualities, "1k"); e != nil {
-		return nil, e
-	}
-	if r.SampleCount, e = o.intRange("sampleCount", 1, 1, MaxSampleCount); e != nil {
-		return nil, e
-	}
-	if r.Ratio, e = o.enumOrEmpty("ratio", Ratios, "3:4"); e != nil {
-		return nil, e
-	}
-	return r, nil
+	e := v.fill(o, ModelProductToModel, map[string]any{"productImage": &r.ProductImage, "customPrompt": &r.CustomPrompt,
+		"modelImageUrl": &r.ModelImageURL, "styleId": &r.StyleID, "quality": &r.Quality, "sampleCount": &r.SampleCount, "ratio": &r.Ratio})
+	return r, e
 }
 
 func (v *validator) angleGeneration(o object) (any, *ValidationError) {
-	if e := o.only(ModelAngleGeneration, "imageUrl", "angleIds", "quality", "ratio", "return_base64"); e != nil {
-		return nil, e
-	}
 	var r AngleGenerationInputs
-	var e *ValidationError
-	if r.ImageURL, e = v.image(o, "imageUrl", true, imageURLOrData); e != nil {
-		return nil, e
+	e := v.fill(o, ModelAngleGeneration, map[string]any{"imageUrl": &r.ImageURL, "angleIds": &r.AngleIDs, "quality": &r.Quality,
+		"ratio": &r.Ratio, "return_base64": &r.ReturnBase64})
+	return r, e
+}
+
+func (v *validator) tryOn(o object) (any, *ValidationError) {
+	var r TryOnInputs
+	e := v.fill(o, ModelTryOn, map[string]any{"personImage": &r.PersonImage, "garmentImage": &r.GarmentImage,
+		"accuracy": &r.Accuracy, "sampleCount": &r.SampleCount})
+	return r, e
+}
+
+func (v *validator) imageToVideo(o object) (any, *ValidationError) {
+	var r ImageToVideoInputs
+	e := v.fill(o, ModelImageToVideo, map[string]any{"imageUrl": &r.ImageURL, "prompt": &r.Prompt, "duration": &r.Duration,
+		"aspectRatio": &r.AspectRatio, "generateAudio": &r.GenerateAudio})
+	return r, e
+}
+
+// ---- the rule interpreter ----
+
+// fill refuses fields outside model's table, then checks each rule in
+// order into dst (see fields).
+func (v *validator) fill(o object, model string, dst map[string]any) *ValidationError {
+	m := rulesOf(model)
+	if e := o.only(model, m.names()...); e != nil {
+		return e
 	}
-	items, e := o.array("angleIds", 1, MaxAngles, "angle")
+	return v.fields(o, m, dst)
+}
+
+// fields checks m's rules in table order, storing each value through its
+// pointer in dst (*string, *int, *bool, *[]Pose, *[]string). At the first
+// field restricted to a variant, the fields of the other variants are
+// refused if given; a field's RequiredUnless, ConflictsWith and MaxWhen
+// are applied as it is checked.
+func (v *validator) fields(o object, m *modelRules, dst map[string]any) *ValidationError {
+	got := map[string]string{}
+	variant, gated := "", false
+	for _, f := range m.Fields {
+		if f.When != "" && !gated {
+			gated = true
+			if e := m.notAllowed(o, variant); e != nil {
+				return e
+			}
+		}
+		if f.When != "" && f.When != variant {
+			continue
+		}
+		if f.RequiredUnless != "" && got[f.RequiredUnless] != "" {
+			f.Required = false
+		}
+		if e := v.set(o, f, dst[f.Name]); e != nil {
+			if f.RequiredUnless != "" && (e.Code == CodeMissingField || e.Code == CodeEmptyValue) {
+				e.Msg = fmt.Sprintf("%s is required when %s is %s (it may be omitted only when %s is given)",
+					o.field(f.Name), o.field(m.Variant), f.When, o.field(f.RequiredUnless))
+			}
+			return e
+		}
+		if s, ok := dst[f.Name].(*string); ok {
+			got[f.Name] = *s
+			if f.Name == m.Variant {
+				variant = *s
+			}
+		}
+		if e := m.crossChecks(o, f, got, variant, dst[f.Name]); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// notAllowed refuses a non-empty field of a variant other than variant.
+func (m *modelRules) notAllowed(o object, variant string) *ValidationError {
+	for _, f := range m.Fields {
+		if f.When == "" || f.When == variant {
+			continue
+		}
+		if s, ok := o.m[f.Name]; ok && !isNull(s) && !bytes.Equal(bytes.TrimSpace(s), []byte(`""`)) {
+			return verr(o.field(f.Name), CodeFieldNotAllowed, "%s is only accepted when %s is %s; %s %s takes %s",
+				o.field(f.Name), o.field(m.Variant), f.When, m.Variant, variant, joinAnd(m.requiredIn(variant)))
+		}
+	}
+	return nil
+}
+
+// crossChecks applies f's ConflictsWith and MaxWhen to its checked value.
+func (m *modelRules) crossChecks(o object, f fieldRule, got map[string]string, variant string, dst any) *ValidationError {
+	if f.ConflictsWith != "" && got[f.Name] != "" && got[f.ConflictsWith] != "" {
+		return verr(o.field(f.Name), CodeConflictingFields, "give either %s or %s, not both: %s", o.field(f.ConflictsWith), o.field(f.Name), f.ConflictNote)
+	}
+	if mx, ok := f.MaxWhen[variant]; ok {
+		if n := *dst.(*int); n > mx {
+			return verr(o.field(f.Name), CodeOutOfRange, "%s must be %s when %s is %s, got %d", o.field(f.Name), rangeText(f.Min, mx), o.field(m.Variant), variant, n)
+		}
+	}
+	return nil
+}
+
+// rangeText is "1" for [1, 1] and "from 1 to 4" otherwise.
+func rangeText(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("from %d to %d", lo, hi)
+}
+
+// set checks one field by its rule and stores the value through dst.
+func (v *validator) set(o object, f fieldRule, dst any) *ValidationError {
+	var e *ValidationError
+	switch d := dst.(type) {
+	case *string:
+		*d, e = v.str(o, f)
+	case *int:
+		*d, e = o.integer(f)
+	case *bool:
+		def, _ := f.Default.(bool)
+		*d, e = o.boolean(f.Name, def)
+	case *[]Pose:
+		*d, e = v.poses(o, f)
+	case *[]string:
+		*d, e = o.angles(f)
+	default:
+		panic(fmt.Sprintf("api: input %s has no destination of a known type (%T)", f.Name, dst))
+	}
+	return e
+}
+
+// str checks a string-valued field.
+func (v *validator) str(o object, f fieldRule) (string, *ValidationError) {
+	def, _ := f.Default.(string)
+	switch f.Kind {
+	case kindImage:
+		return v.image(o, f.Name, f.Required, imageURLOrData)
+	case kindDataImage:
+		return v.image(o, f.Name, f.Required, imageDataOnly)
+	case kindText:
+		return o.text(f.Name, f.Required, f.MaxChars)
+	case kindID:
+		return o.id(f.Name)
+	case kindEnumOrEmpty:
+		return o.enumOrEmpty(f.Name, f.Enum, def)
+	case kindEnum:
+		s, e := o.enum(f.Name, f.Enum, def)
+		if e == nil && s == "" && f.Required {
+			return "", verr(o.field(f.Name), CodeMissingField, "%s is required: %s", o.field(f.Name), joinOr(f.Enum))
+		}
+		return s, e
+	}
+	panic("api: input " + f.Name + " is not a string")
+}
+
+// integer checks an integer field: its range, then its accepted values.
+func (o object) integer(f fieldRule) (int, *ValidationError) {
+	def, _ := f.Default.(int)
+	n, e := o.intRange(f.Name, def, f.Min, f.Max)
+	if e == nil && len(f.Ints) > 0 && !slices.Contains(f.Ints, n) {
+		return 0, verr(o.field(f.Name), CodeInvalidValue, "%s must be %s (%s), got %d", o.field(f.Name), joinOr(intsText(f.Ints)), f.Unit, n)
+	}
+	return n, e
+}
+
+// poses checks pose-control's array of poses (f.Items: poseRules).
+func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
+	items, e := o.array(f.Name, f.Min, f.Max, "pose")
 	if e != nil {
 		return nil, e
 	}
+	out := make([]Pose, 0, len(items))
 	for i, raw := range items {
-		path := fmt.Sprintf("%s[%d]", o.field("angleIds"), i)
+		po, e := v.object(fmt.Sprintf("%s[%d]", o.field(f.Name), i), raw)
+		if e != nil {
+			return nil, e
+		}
+		var p Pose
+		m := f.Items
+		if p.Type, e = v.str(po, m.field(m.Variant)); e != nil {
+			return nil, e
+		}
+		accepted := []string{m.Variant}
+		for _, g := range m.Fields {
+			if g.When == p.Type {
+				accepted = append(accepted, g.Name)
+			}
+		}
+		if e := po.onlyPose(p.Type, accepted...); e != nil {
+			return nil, e
+		}
+		if e := v.fields(po, m, map[string]any{"type": &p.Type, "cdnUrl": &p.CDNURL, "title": &p.Title, "text": &p.Text}); e != nil {
+			return nil, e
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// angles checks angle-generation's array of distinct angle ids.
+func (o object) angles(f fieldRule) ([]string, *ValidationError) {
+	items, e := o.array(f.Name, f.Min, f.Max, "angle")
+	if e != nil {
+		return nil, e
+	}
+	out := make([]string, 0, len(items))
+	for i, raw := range items {
+		path := fmt.Sprintf("%s[%d]", o.field(f.Name), i)
 		s, e := stringValue(path, raw)
 		if e != nil {
 			return nil, e
 		}
-		if !slices.Contains(AngleIDs, s) {
-			return nil, verr(path, CodeInvalidValue, "%s must be one of %s, got %s", path, strings.Join(AngleIDs, ", "), quoteClip(s))
+		if !slices.Contains(f.Enum, s) {
+			return nil, verr(path, CodeInvalidValue, "%s must be one of %s, got %s", path, strings.Join(f.Enum, ", "), quoteClip(s))
 		}
-		if j := slices.Index(r.AngleIDs, s); j >= 0 {
-			return nil, verr(path, CodeDuplicateValue, "%s repeats %q (already at %s[%d]); each angle may appear once", path, s, o.field("angleIds"), j)
+		if j := slices.Index(out, s); j >= 0 {
+			return nil, verr(path, CodeDuplicateValue, "%s repeats %q (already at %s[%d]); each angle may appear once", path, s, o.field(f.Name), j)
 		}
-		r.AngleIDs = append(r.AngleIDs, s)
+		out = append(out, s)
 	}
-	if r.Quality, e = o.enum("quality", Qualities, "1k"); e != nil {
-		return nil, e
-	}
-	if r.Ratio, e = o.enumOrEmpty("ratio", Ratios, ""); e != nil {
-		return nil, e
-	}
-	if r.ReturnBase64, e = o.boolean("return_base64", false); e != nil {
-		return nil, e
-	}
-	return r, nil
-}
-
-func (v *validator) tryOn(o object) (any, *ValidationError) {
-	if e := o.only(ModelTryOn, "personImage", "garmentImage", "accuracy", "sampleCount"); e != nil {
-		return nil, e
-	}
-	var r TryOnInputs
-	var e *ValidationError
-	if r.PersonImage, e = v.image(o, "personImage", true, imageURLOrData); e != nil {
-		return nil, e
-	}
-	if r.GarmentImage, e = v.image(o, "garmentImage", true, imageURLOrData); e != nil {
-		return nil, e
-	}
-	if r.Accuracy, e = o.enum("accuracy", Accuracies, "standard"); e != nil {
-		return nil, e
-	}
-	if r.SampleCount, e = o.intRange("sampleCount", 1, 1, MaxSampleCount); e != nil {
-		return nil, e
-	}
-	return r, nil
-}
-
-func (v *validator) imageToVideo(o object) (any, *ValidationError) {
-	if e := o.only(ModelImageToVideo, "imageUrl", "prompt", "duration", "aspectRatio", "generateAudio"); e != nil {
-		return nil, e
-	}
-	var r ImageToVideoInputs
-	var e *ValidationError
-	if r.ImageURL, e = v.image(o, "imageUrl", true, imageURLOrData); e != nil {
-		return nil, e
-	}
-	if r.Prompt, e = o.text("prompt", false, MaxPromptChars); e != nil {
-		return nil, e
-	}
-	if r.Duration, e = o.intRange("duration", 6, 0, math.MaxInt32); e != nil {
-		return nil, e
-	}
-	if !slices.Contains(VideoDurations, r.Duration) {
-		return nil, verr(o.field("duration"), CodeInvalidValue, "%s must be 4, 6 or 8 (seconds), got %d", o.field("duration"), r.Duration)
-	}
-	if r.AspectRatio, e = o.enum("aspectRatio", VideoAspectRatios, "9:16"); e != nil {
-		return nil, e
-	}
-	if r.GenerateAudio, e = o.boolean("generateAudio", true); e != nil {
-		return nil, e
-	}
-	return r, nil
+	return out, nil
 }
 
 // ---- JSON value helpers ----
