@@ -102,6 +102,7 @@ func New(o Options) http.Handler {
 	route("GET /v1/models/saved/{id}", "GET, HEAD", s.auth(s.getSaved))
 	route("GET /healthz", "GET, HEAD", s.healthz)
 	route("GET /readyz", "GET, HEAD", s.readyz)
+	route("GET /openapi.json", "GET, HEAD", s.openapi(o))
 	if o.CDN != nil {
 		mux.Handle("/cdn/", o.CDN)
 	}
