@@ -103,6 +103,8 @@ func New(o Options) http.Handler {
 	route("GET /healthz", "GET, HEAD", s.healthz)
 	route("GET /readyz", "GET, HEAD", s.readyz)
 	route("GET /openapi.json", "GET, HEAD", s.openapi(o))
+	route("GET /docs", "GET, HEAD", serveDocs)
+	mux.Handle("GET /docs/assets/", docsAssets())
 	if o.CDN != nil {
 		mux.Handle("/cdn/", o.CDN)
 	}
