@@ -27,7 +27,7 @@ func TestDocsPage(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		path, ctype, contains string
-		minSize             int
+		minSize               int
 	}{
 		{"/docs/assets/swagger-ui-bundle.js", "text/javascript", "SwaggerUIBundle", 1 << 20},
 		{"/docs/assets/swagger-ui.css", "text/css", ".swagger-ui", 100 << 10},
