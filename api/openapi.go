@@ -129,10 +129,9 @@ func (g *gen) inputs(model string) obj {
 // other variants' fields are accepted only empty or null.
 func (g *gen) object(m *modelRules, variant string) obj {
 	props := obj{}
-	var required, names []string
+	var required []string
 	var all []any
 	for _, f := range m.Fields {
-		names = append(names, f.Name)
 		switch {
 		case f.Name == m.Variant && variant != "":
 			props[f.Name] = obj{"type": "string", "const": variant, "description": f.Doc}
