@@ -227,3 +227,39 @@ func TestOpenAPIFromRules(t *testing.T) {
 	}
 	_ = http.StatusOK
 }
+
+// FuzzOpenAPIAgrees: inputs the validator accepts are accepted by the
+// model's inputs schema in the document.
+func FuzzOpenAPIAgrees(f *testing.F) {
+	for _, tc := range validateCases {
+		if slices.Contains(ModelNames, tc.model) {
+			f.Add(uint8(slices.Index(ModelNames, tc.model)), tc.inputs)
+		}
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(mustJSON(f, OpenAPI(Options{})))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, m uint8, inputs string) {
+		model := ModelNames[int(m)%len(ModelNames)]
+		if _, _, ve := Validate(model, json.RawMessage(inputs)); ve != nil {
+			return
+		}
+		var v any
+		if err := json.Unmarshal([]byte(inputs), &v); err != nil {
+			t.Fatalf("valid inputs are not JSON: %v", err)
+		}
+		s := doc.Components.Schemas[inputsName(model)].Value
+		if err := s.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Fatalf("%s accepts %s but the document refuses it: %v", model, clip(inputs, 300), err)
+		}
+	})
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	b, err := marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
