@@ -60,14 +60,14 @@ func disocclusion(was, alpha *image.Gray) *image.Gray {
 
 // fillDisocclusion inpaints the uncovered background of a re-posed image.
 // ok is false when nothing was uncovered.
-func (pl *Pipeline) fillDisocclusion(ctx context.Context, img *image.RGBA, was, alpha *image.Gray, pose string) (*image.RGBA, generative.Info, bool, error) {
+func (pl *Pipeline) fillDisocclusion(ctx context.Context, img *image.RGBA, was, alpha *image.Gray, pose string, step func(done, total int)) (*image.RGBA, generative.Info, bool, error) {
 	m := disocclusion(was, alpha)
 	if mask.Count(m) == 0 {
 		return img, generative.Info{}, false, nil
 	}
 	h := fnv.New64a()
 	h.Write([]byte(pose))
-	out, info, err := pl.inp.Inpaint(ctx, img, m, generative.Prompt{Text: disoccPrompt, Negative: disoccNegative, Seed: h.Sum64()})
+	out, info, err := pl.inp.Inpaint(ctx, img, m, generative.Prompt{Text: disoccPrompt, Negative: disoccNegative, Seed: h.Sum64(), Progress: step})
 	if err != nil {
 		return nil, info, false, err
 	}

@@ -195,7 +195,10 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		}
 		var gen *generative.Info
 		if pl.inp != nil {
-			img, info, ok, err := pl.fillDisocclusion(ctx, r.Image, sc.PersonMask, r.Alpha, fmt.Sprintf("%d:%+v", i, ps))
+			step := func(done, total int) {
+				progress("generative", 0.1+0.85*float64(i)/n, fmt.Sprintf("pose %d/%d, step %d/%d", i+1, len(in.Poses), done, total))
+			}
+			img, info, ok, err := pl.fillDisocclusion(ctx, r.Image, sc.PersonMask, r.Alpha, fmt.Sprintf("%d:%+v", i, ps), step)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()

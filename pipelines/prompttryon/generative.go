@@ -35,9 +35,9 @@ func genSeed(prompt string, sample int) uint64 {
 }
 
 // generativeDress inpaints the garment region of the crop.
-func generativeDress(ctx context.Context, inp generative.Inpainter, crop *image.RGBA, r *recolour.Regions, spec recolour.Spec, prompt string, face *image.Rectangle, sample int) (*image.RGBA, generative.Info, error) {
+func generativeDress(ctx context.Context, inp generative.Inpainter, crop *image.RGBA, r *recolour.Regions, spec recolour.Spec, prompt string, face *image.Rectangle, sample int, step func(done, total int)) (*image.RGBA, generative.Info, error) {
 	mask := recolour.GarmentMask(r, spec, face)
-	out, info, err := inp.Inpaint(ctx, crop, mask, generative.Prompt{Text: genPrompt(prompt), Negative: genNegative, Seed: genSeed(prompt, sample)})
+	out, info, err := inp.Inpaint(ctx, crop, mask, generative.Prompt{Text: genPrompt(prompt), Negative: genNegative, Seed: genSeed(prompt, sample), Progress: step})
 	if err != nil {
 		return nil, info, err
 	}
@@ -57,10 +57,10 @@ type dressed struct {
 // dressSample dresses one sample: generatively when an inpainter is
 // installed and its result passes the self-checks, else by the reference
 // recolouring (saying why when the generative result was dropped).
-func (pl *Pipeline) dressSample(ctx context.Context, subj *subject, r *recolour.Regions, spec recolour.Spec, prompt string, sample int) (*dressed, error) {
+func (pl *Pipeline) dressSample(ctx context.Context, subj *subject, r *recolour.Regions, spec recolour.Spec, prompt string, sample int, step func(done, total int)) (*dressed, error) {
 	var dropped string
 	if pl.inp != nil {
-		img, info, err := generativeDress(ctx, pl.inp, subj.cropImg, r, spec, prompt, subj.faceInCrop(), sample)
+		img, info, err := generativeDress(ctx, pl.inp, subj.cropImg, r, spec, prompt, subj.faceInCrop(), sample, step)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -2,9 +2,11 @@ package prompttryon
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
 )
 
@@ -14,9 +16,19 @@ import (
 // outside the subject changes, the face is kept).
 func TestGenerativeStage(t *testing.T) {
 	pl := New(pipelinetest.Perception(t), nil).WithInpainter(pipelinetest.ContractInpainter(t))
-	res, err := run(t, pl, map[string]any{"personImage": "file:images/fashn_model.webp", "prompt": "a red dress", "quality": "1k"})
+	b, _ := json.Marshal(map[string]any{"personImage": "file:images/fashn_model.webp", "prompt": "a red dress", "quality": "1k"})
+	var steps []string
+	res, err := pl.Run(context.Background(), &pipelines.Request{JobID: "t", Model: Name, Inputs: b, Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)},
+		Progress: func(stage string, _ float64, detail string) {
+			if stage == "generative" {
+				steps = append(steps, detail)
+			}
+		}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(steps) == 0 || steps[len(steps)-1] != "sample 1/1, step 26/26" {
+		t.Fatalf("generative progress %q, want it to end at step 26/26 (PNDM: 25 steps, 26 UNet calls)", steps)
 	}
 	o := res.Outputs[0]
 	if o.Path != "generative" || !strings.Contains(o.Method, "generative-inpainting(oracle-inpaint)") || !strings.Contains(strings.Join(o.Notes, " "), `"oracle-inpaint"`) {
@@ -30,5 +42,4 @@ func TestGenerativeStage(t *testing.T) {
 	if len(o.Checks) < 3 {
 		t.Fatalf("checks %+v", o.Checks)
 	}
-	_ = context.Background()
 }

@@ -151,7 +151,10 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		frac := func(f float64) float64 { return 0.2 + 0.8*(float64(s)+f)/float64(in.SampleCount) }
 		detail := fmt.Sprintf("sample %d/%d", s+1, in.SampleCount)
 		progress("dress", frac(0), detail)
-		d, err := pl.dressSample(ctx, subj, r, spec, in.Prompt, s)
+		step := func(done, total int) {
+			progress("generative", frac(0.3*float64(done)/float64(max(total, 1))), fmt.Sprintf("%s, step %d/%d", detail, done, total))
+		}
+		d, err := pl.dressSample(ctx, subj, r, spec, in.Prompt, s, step)
 		if err != nil {
 			return nil, err
 		}
