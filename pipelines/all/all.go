@@ -121,7 +121,7 @@ func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *p
 		skipped["model-create"] = skipped["product-to-model"]
 	} else {
 		reg.Register(producttomodel.New(p, lib).WithTextToImage(gen.TextToImage))
-		reg.Register(modelcreate.New(p, lib))
+		reg.Register(modelcreate.New(p, lib).WithTextToImage(gen.TextToImage))
 	}
 	return reg, skipped
 }

@@ -22,6 +22,7 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
+	"fashiond/pipelines/generative"
 	"fashiond/pipelines/presets"
 	"fashiond/pipelines/recolour"
 	"fashiond/pipelines/repose"
@@ -42,6 +43,7 @@ const workPixels = 1_100_000
 type Pipeline struct {
 	p   models.Perception
 	lib *presets.Library
+	t2i generative.Generator
 	log *slog.Logger
 }
 
@@ -399,7 +401,7 @@ func (pt poseTarget) forPreset(pr presets.Preset) (poseTarget, []string) {
 }
 
 func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inputs) (*pipelines.Result, error) {
-	if pl.lib == nil || len(pl.lib.All()) == 0 {
+	if pl.t2i == nil && (pl.lib == nil || len(pl.lib.All()) == 0) {
 		return nil, pipelines.Failf("model-create: generate needs the preset model library, and none is installed (run scripts/setup-presets.sh)")
 	}
 	n := in.SampleCount
@@ -476,6 +478,22 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 	}
 	styleID := styleInText(in.Prompt)
 
+	base := sampleSpec{pose: pt, faceRec: faceRec, faceImg: faceImg,
+		spec: spec, reshape: reshapeBody, top: top, hips: hips, bodyWord: bodyWord, styleID: styleID}
+	var fallback string
+	if pl.t2i != nil {
+		photos, err := pl.generatePhotos(ctx, in, n, seedOf(req.JobID))
+		if err == nil {
+			return pl.generatedSamples(ctx, req, in, base, photos)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if pl.lib == nil || len(pl.lib.All()) == 0 {
+			return nil, pipelines.Failf("model-create: %v, and no preset model library is installed to fall back to", err)
+		}
+		fallback = err.Error() + "; a preset model photo was used instead"
+	}
 	text := strings.Join([]string{in.Gender, in.Prompt, in.Pose, in.Clothing}, " ")
 	filter := presets.Filter{Framing: []string{presets.FullBody, presets.UpperBody}}
 	picks := pl.lib.Choose(text, n, 0, filter)
@@ -488,12 +506,14 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 		req.Progress("sample", float64(i)/float64(len(picks)), fmt.Sprintf("sample %d/%d (%s)", i+1, len(picks), pr.ID))
 		repeat := seen[pr.ID]
 		seen[pr.ID]++
-		out, err := pl.sample(ctx, req, in, sampleSpec{
-			preset: pr, repeat: repeat, seed: int64(i), pose: pt, faceRec: faceRec, faceImg: faceImg,
-			spec: spec, reshape: reshapeBody, top: top, hips: hips, bodyWord: bodyWord, styleID: styleID,
-		})
+		ss := base
+		ss.preset, ss.repeat, ss.seed = pr, repeat, int64(i)
+		out, err := pl.sample(ctx, req, in, ss)
 		if err != nil {
 			return nil, err
+		}
+		if fallback != "" {
+			out.Notes = append(out.Notes, fallback)
 		}
 		res.Outputs = append(res.Outputs, *out)
 	}
@@ -503,6 +523,7 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 
 type sampleSpec struct {
 	preset    presets.Preset
+	gen       *genPhoto // a generated model photo instead of the preset
 	repeat    int
 	seed      int64
 	pose      poseTarget
@@ -516,12 +537,12 @@ type sampleSpec struct {
 }
 
 func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Inputs, s sampleSpec) (*pipelines.Output, error) {
-	base, err := pl.lib.Image(s.preset)
+	base, name, err := pl.sampleBase(s)
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}
 	img := repose.FitPixels(base, workPixels)
-	steps := []string{"preset:" + s.preset.ID}
+	steps := []string{name}
 	var notes []string
 	if s.repeat%2 == 1 {
 		img = flipH(img)
@@ -529,7 +550,7 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 		notes = append(notes, "the preset library has fewer matching models than samples: this sample is a mirrored variation")
 	}
 	changed := false
-	if pt, dropped := s.pose.forPreset(s.preset); len(dropped) > 0 {
+	if pt, dropped := s.pose.forPreset(s.preset); s.gen == nil && len(dropped) > 0 {
 		notes = append(notes, fmt.Sprintf("the preset already shows %s as the prompt describes: not re-posed for it", strings.Join(dropped, ", ")))
 		s.pose = pt
 	}
@@ -559,7 +580,7 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 				}
 				target, err = s.pose.parsed.Apply(src)
 				if err != nil {
-					return nil, pipelines.Failf("model-create: preset %s: %v", s.preset.ID, err)
+					return nil, pipelines.Failf("model-create: %s: %v", name, err)
 				}
 			}
 			r, err := repose.ReposeDetail(ctx, pl.p, sc, target)
@@ -599,7 +620,7 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 	st := s.styleID
 	if st == "" && !changed {
 		st = "studio"
-		notes = append(notes, "nothing in the request changes the preset photo: a neutral studio look was applied")
+		notes = append(notes, "nothing in the request changes the model photo: a neutral studio look was applied")
 	}
 	var checks []pipelines.Check
 	if st != "" {
@@ -647,7 +668,38 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 	if _, err := req.Studio.Save(ctx, req.Owner, rec, f.img); err != nil {
 		return nil, jobErr(ctx, fmt.Errorf("saving the model: %w", err))
 	}
-	return &pipelines.Output{Image: f.img, Path: "reference", Method: strings.Join(steps, "+"), Notes: notes, Checks: checks}, nil
+	out := &pipelines.Output{Image: f.img, Path: "reference", Method: strings.Join(steps, "+"), Notes: notes, Checks: checks}
+	if s.gen != nil {
+		out.Path = "generative"
+		out.Notes = append(out.Notes, s.gen.info.Note("the model photo was"))
+	}
+	return out, nil
+}
+
+// sampleBase is a sample's starting photo and its name in the method.
+func (pl *Pipeline) sampleBase(s sampleSpec) (image.Image, string, error) {
+	if s.gen != nil {
+		return s.gen.img, "text-to-image:" + s.gen.info.Model, nil
+	}
+	img, err := pl.lib.Image(s.preset)
+	return img, "preset:" + s.preset.ID, err
+}
+
+// generatedSamples runs the samples on generated model photos.
+func (pl *Pipeline) generatedSamples(ctx context.Context, req *pipelines.Request, in Inputs, base sampleSpec, photos []genPhoto) (*pipelines.Result, error) {
+	res := &pipelines.Result{}
+	for i := range photos {
+		req.Progress("sample", float64(i)/float64(len(photos)), fmt.Sprintf("sample %d/%d (generated)", i+1, len(photos)))
+		ss := base
+		ss.gen, ss.seed = &photos[i], int64(i)
+		out, err := pl.sample(ctx, req, in, ss)
+		if err != nil {
+			return nil, err
+		}
+		res.Outputs = append(res.Outputs, *out)
+	}
+	req.Progress("done", 1, "")
+	return res, nil
 }
 
 func flipH(img *image.RGBA) *image.RGBA {
