@@ -372,3 +372,27 @@ func toRGBA(img image.Image) *image.RGBA {
 	draw.Draw(out, out.Rect, img, b.Min, draw.Src)
 	return out
 }
+
+// NotOnePersonError is OnePerson's answer for a photo that does not hold
+// exactly one person with a visible face; Why says what was found.
+type NotOnePersonError struct{ Why string }
+
+func (e *NotOnePersonError) Error() string { return e.Why }
+
+// OnePerson checks that img holds exactly one person with a visible face
+// (a generated model photo must, before a garment or a face goes on it).
+// Other errors are the analysis's own.
+func OnePerson(ctx context.Context, p models.Perception, img image.Image) error {
+	a, err := Analyze(ctx, p, img)
+	switch {
+	case errors.Is(err, ErrNoPerson):
+		return &NotOnePersonError{"no person found in it"}
+	case err != nil:
+		return err
+	case len(a.Faces) == 0:
+		return &NotOnePersonError{"no face found in it"}
+	case len(a.People) > 1:
+		return &NotOnePersonError{fmt.Sprintf("%d people in it", len(a.People))}
+	}
+	return nil
+}

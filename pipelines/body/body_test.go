@@ -2,6 +2,7 @@ package body_test
 
 import (
 	"context"
+	"errors"
 	"image"
 	"image/color"
 	"image/png"
@@ -93,6 +94,33 @@ func TestAnalyzePhotos(t *testing.T) {
 		}
 		if !s.Box.Overlaps(image.Rect(int(s.Face.Box[0]), int(s.Face.Box[1]), int(s.Face.Box[2]), int(s.Face.Box[3]))) {
 			t.Errorf("%s: subject region %v misses its face", tc.name, s.Box)
+		}
+	}
+}
+
+func TestOnePerson(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	flat := image.NewRGBA(image.Rect(0, 0, 320, 240))
+	for i := range flat.Pix {
+		flat.Pix[i] = uint8(i * 7)
+	}
+	cases := []struct {
+		name string
+		img  image.Image
+		want string // "" = one person
+	}{
+		{"standing man", pipelinetest.Image(t, "images/codait_man_standing.jpg"), ""},
+		{"two women", pipelinetest.Image(t, "images/pixabay_two_women_bikes.jpg"), "2 people in it"},
+		{"no person", flat, "no person found in it"},
+	}
+	for _, c := range cases {
+		err := body.OnePerson(context.Background(), p, c.img)
+		var np *body.NotOnePersonError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (!errors.As(err, &np) || np.Why != c.want):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
 }

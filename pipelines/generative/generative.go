@@ -19,6 +19,9 @@ import (
 	"fashiond/pipelines/mask"
 )
 
+// PersonNegative is the negative prompt of a generated model photo.
+const PersonNegative = "cropped, cut off, deformed, extra limbs, extra fingers, blurry, text, watermark, several people, crowd"
+
 // Defaults of a generative stage.
 const (
 	DefaultSteps    = 25

@@ -2,7 +2,6 @@ package modelcreate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"image"
@@ -18,10 +17,7 @@ import (
 // pose, face, style, the studio record) is the same as on a preset. A
 // generated photo without exactly one person with a face is not used: the
 // job falls back to the presets and says why.
-const (
-	genWidth, genHeight = 768, 1024 // 3:4
-	genNegative         = "cropped, cut off, deformed, extra limbs, extra fingers, blurry, text, watermark, several people, crowd"
-)
+const genWidth, genHeight = 768, 1024 // 3:4
 
 // WithTextToImage makes "generate" create the model photo with an
 // installed text-to-image model (nil keeps the preset library).
@@ -70,20 +66,11 @@ func genPrompt(in Inputs) string {
 func (pl *Pipeline) generatePhotos(ctx context.Context, in Inputs, n int, seed uint64) ([]genPhoto, error) {
 	out := make([]genPhoto, n)
 	for i := range n {
-		img, info, err := pl.t2i.Generate(ctx, genWidth, genHeight, generative.Prompt{Text: genPrompt(in), Negative: genNegative, Seed: seed + uint64(i)})
+		img, info, err := pl.t2i.Generate(ctx, genWidth, genHeight, generative.Prompt{Text: genPrompt(in), Negative: generative.PersonNegative, Seed: seed + uint64(i)})
 		if err != nil {
 			return nil, err
 		}
-		a, err := body.Analyze(ctx, pl.p, img)
-		switch {
-		case errors.Is(err, body.ErrNoPerson):
-			err = errors.New("no person found in it")
-		case err == nil && len(a.Faces) == 0:
-			err = errors.New("no face found in it")
-		case err == nil && len(a.People) > 1:
-			err = fmt.Errorf("%d people in it", len(a.People))
-		}
-		if err != nil {
+		if err := body.OnePerson(ctx, pl.p, img); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
