@@ -73,6 +73,7 @@ type Config struct {
 	LogFormat string // FASHIOND_LOG_FORMAT: text or json
 
 	MetricsAddr   string        // FASHIOND_METRICS_ADDR: separate /metrics listener; empty = on Addr
+	AdminToken    Secret        // FASHIOND_ADMIN_TOKEN: the queue dashboard at /admin/queues; empty = not mounted; environment only
 	ShutdownGrace time.Duration // FASHIOND_SHUTDOWN_GRACE: running jobs' time to finish on SIGINT/SIGTERM
 
 	// Blob storage (docs/OPERATIONS.md, "S3 object storage").
@@ -250,6 +251,7 @@ func (c *Config) registerURLs(fs *flag.FlagSet, _ Config) {
 func (c *Config) registerHTTP(fs *flag.FlagSet, d Config) {
 	fs.StringVar(&c.Addr, "addr", envStr("FASHIOND_ADDR", d.Addr), "HTTP listen address (FASHIOND_ADDR)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", envStr("FASHIOND_METRICS_ADDR", ""), "separate listen address for /metrics (FASHIOND_METRICS_ADDR; default: /metrics on the API address)")
+	c.AdminToken = Secret(envStr("FASHIOND_ADMIN_TOKEN", ""))
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.envInt64("FASHIOND_MAX_BODY_BYTES", d.MaxBodyBytes), "largest /v1/run body (FASHIOND_MAX_BODY_BYTES)")
 	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", c.envDur("FASHIOND_READ_HEADER_TIMEOUT", d.ReadHeaderTimeout), "time allowed to send request headers (FASHIOND_READ_HEADER_TIMEOUT)")
 	fs.Int64Var(&c.MinBodyRate, "min-body-rate", c.envInt64("FASHIOND_MIN_BODY_RATE", d.MinBodyRate), "bytes per second a request body must arrive at (FASHIOND_MIN_BODY_RATE)")
@@ -383,9 +385,15 @@ func (c *Config) checkData() error {
 	return nil
 }
 
+// minAdminToken is the shortest FASHIOND_ADMIN_TOKEN accepted.
+const minAdminToken = 16
+
 func (c *Config) checkHTTP() error {
 	if err := checkAddr(c.Addr); err != nil {
 		return fmt.Errorf("FASHIOND_ADDR: %w", err)
+	}
+	if t := c.AdminToken; t != "" && len(t) < minAdminToken {
+		return fmt.Errorf("FASHIOND_ADMIN_TOKEN must be at least %d characters (it guards the queue dashboard)", minAdminToken)
 	}
 	if c.MetricsAddr == "" {
 		return nil

@@ -183,6 +183,7 @@ func TestInvalidSettings(t *testing.T) {
 		{"FASHIOND_UPSCALE_POLICY", "magic"},
 		{"FASHIOND_BATCHING", "sometimes"},
 		{"FASHIOND_GENERATIVE_INPAINTING", "SD 1.5"},
+		{"FASHIOND_ADMIN_TOKEN", "short"},
 		{"FASHIOND_GENERATIVE_TEXT_TO_IMAGE", "../etc"},
 		{"FASHIOND_READ_HEADER_TIMEOUT", "0s"},
 		{"FASHIOND_MIN_BODY_RATE", "10"},

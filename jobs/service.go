@@ -275,6 +275,17 @@ func (s *Service) closeRedis() {
 
 // Close stops the janitor and closes the connections Open made. It is
 // idempotent and nil-safe.
+// RedisConn is the service's Redis connection as an asynq connection
+// option, for tools that read the queues (the queue dashboard); they must
+// not close it.
+func (s *Service) RedisConn() asynq.RedisConnOpt { return sharedRedis{s.rdb} }
+
+// sharedRedis hands an existing client to asynq tooling.
+type sharedRedis struct{ c redis.UniversalClient }
+
+// MakeRedisClient implements asynq.RedisConnOpt.
+func (r sharedRedis) MakeRedisClient() interface{} { return r.c }
+
 func (s *Service) Close() error {
 	if s == nil {
 		return nil

@@ -227,7 +227,7 @@ func startHTTP(cfg config.Config, log *slog.Logger, svc *jobs.Service, store sto
 		return nil, nil, err
 	}
 	srv := api.NewServer(opts)
-	srv.Handler = withMetrics(m.Instrument(srv.Handler), m, cfg.MetricsAddr == "")
+	srv.Handler = withAdmin(withMetrics(m.Instrument(srv.Handler), m, cfg.MetricsAddr == ""), string(cfg.AdminToken), svc)
 	ln = api.LimitListener(ln, opts.Limits)
 	log.Info("listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "cdn_url", cfg.CDNURL)
 	errc := make(chan error, 1)
