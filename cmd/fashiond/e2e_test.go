@@ -298,6 +298,17 @@ func TestServeEndToEnd(t *testing.T) {
 	if code, _ := s.do("GET", "/v1/status/"+done.ID, testKey, nil, &again); code != 200 || again.Status != "succeeded" {
 		t.Fatalf("job after restart: HTTP %d %+v", code, again)
 	}
+
+	// model-create upload through the API: the data URI is spooled to the
+	// blob store before the job runs, and the pipeline reads it from there
+	// (every upload failed when the pipeline re-checked the data: prefix).
+	code, _ = s.do("POST", "/v1/run", testKey, map[string]any{"model_name": "model-create", "inputs": map[string]any{"type": "upload", "name": "e2e", "imageBase64": pipelinetest.DataURI(t, "images/codait_man_standing.jpg")}}, &j)
+	if code != 200 && code != 201 {
+		t.Fatalf("model-create upload submit: HTTP %d", code)
+	}
+	if up := s.wait(j.ID); up.Status != "succeeded" || len(up.Output) != 1 {
+		t.Fatalf("model-create upload finished as %+v", up)
+	}
 }
 
 // TestSplitDeployment runs `fashiond api` and `fashiond worker` as separate
