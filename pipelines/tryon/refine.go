@@ -62,7 +62,7 @@ func refinePrompt(g *garment.Garment) string {
 	noun := map[string]string{garment.KindTop: "top", garment.KindBottom: "trousers", garment.KindFull: "dress"}[g.Kind]
 	switch {
 	case g.Kind == garment.KindTop && g.Sleeves:
-		noun = "long-sleeved top"
+		noun = "top with sleeves"
 	case g.Kind == garment.KindBottom && !g.Trousers:
 		noun = "skirt"
 	}

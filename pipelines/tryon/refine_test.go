@@ -18,7 +18,7 @@ func TestRefinePrompt(t *testing.T) {
 		want string
 	}{
 		{garment.Garment{Kind: garment.KindTop, Dominant: color.RGBA{210, 25, 35, 255}}, "a red top"},
-		{garment.Garment{Kind: garment.KindTop, Sleeves: true, Dominant: color.RGBA{20, 30, 75, 255}}, "a navy long-sleeved top"},
+		{garment.Garment{Kind: garment.KindTop, Sleeves: true, Dominant: color.RGBA{20, 30, 75, 255}}, "a navy top with sleeves"},
 		{garment.Garment{Kind: garment.KindBottom, Trousers: true, Dominant: color.RGBA{30, 70, 190, 255}}, "blue trousers"},
 		{garment.Garment{Kind: garment.KindBottom, Dominant: color.RGBA{15, 15, 15, 255}}, "a black skirt"},
 		{garment.Garment{Kind: garment.KindFull, Dominant: color.RGBA{245, 150, 185, 255}}, "a pink dress"},
