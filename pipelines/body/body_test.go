@@ -5,30 +5,12 @@ import (
 	"errors"
 	"image"
 	"image/color"
-	"image/png"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"fashiond/models/testenv"
 	"fashiond/pipelines/body"
 	"fashiond/pipelines/pipelinetest"
 )
-
-// dumpDir is where visual checks go when FASHIOND_TEST_OUT is set.
-func dump(t *testing.T, name string, img image.Image) {
-	dir := os.Getenv("FASHIOND_TEST_OUT")
-	if dir == "" {
-		return
-	}
-	f, err := os.Create(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := png.Encode(f, img); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // overlay tints the subject's region red and other people blue.
 func overlay(img image.Image, a *body.Analysis) image.Image {
@@ -75,7 +57,7 @@ func TestAnalyzePhotos(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		s := a.SubjectPerson()
-		dump(t, "body_"+tc.name+".png", overlay(img, a))
+		testenv.WritePNG(t, "body_"+tc.name+".png", overlay(img, a))
 		if len(a.People) != tc.people {
 			t.Errorf("%s: %d people, want %d", tc.name, len(a.People), tc.people)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"image"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"fashiond/models"
+	"fashiond/models/testenv"
 	"fashiond/pipelines"
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/pipelinetest"
@@ -95,7 +95,7 @@ func TestPresetModelsFromPrompt(t *testing.T) {
 			t.Errorf("output %d: the tee's red covers %.1f%% of the picture, want >= 3%%", i, 100*share)
 		}
 		t.Logf("output %d: %s; red share %.1f%%", i, o.Notes[0], 100*share)
-		debugPNG(t, "ptm_preset_"+string(rune('0'+i))+".png", o.Image)
+		testenv.WritePNG(t, "ptm_preset_"+string(rune('0'+i))+".png", o.Image)
 		used = append(used, o.Notes[0])
 	}
 	if used[0] == used[1] {
@@ -118,7 +118,7 @@ func TestModelImageAndStyle(t *testing.T) {
 	if !strings.Contains(o.Method, "style-editorial") || !strings.Contains(o.Notes[0], "modelImageUrl") {
 		t.Errorf("method %q notes %q", o.Method, o.Notes[0])
 	}
-	debugPNG(t, "ptm_model_editorial.png", o.Image)
+	testenv.WritePNG(t, "ptm_model_editorial.png", o.Image)
 	navy := garment.ToLab(29, 39, 82)
 	if share := colourShare(o.Image, navy, 18); share < 0.03 {
 		t.Errorf("navy covers %.1f%% of the picture, want >= 3%%", 100*share)
@@ -250,20 +250,4 @@ func FuzzNormalise(f *testing.F) {
 			t.Fatalf("accepted inputs without a tier size: %+v: %v", in, err)
 		}
 	})
-}
-
-// debugPNG writes img under $PTM_DEBUG when that is set (for looking).
-func debugPNG(t *testing.T, name string, img image.Image) {
-	dir := os.Getenv("PTM_DEBUG")
-	if dir == "" {
-		return
-	}
-	f, err := os.Create(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := png.Encode(f, img); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -2,7 +2,6 @@ package prompttryon
 
 import (
 	"context"
-	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -14,36 +13,6 @@ import (
 	"fashiond/pipelines/recolour"
 	"fashiond/pipelines/selfcheck"
 )
-
-// changedShare is the share of on-pixels of region where a and b differ by
-// more than 8 levels in a channel (a and b are the same size).
-func changedShare(a, b *image.RGBA, region *image.Gray) float64 {
-	n, c := 0, 0
-	for i, v := range region.Pix {
-		if v < 128 {
-			continue
-		}
-		n++
-		for k := 0; k < 3; k++ {
-			d := int(a.Pix[i*4+k]) - int(b.Pix[i*4+k])
-			if d > 8 || d < -8 {
-				c++
-				break
-			}
-		}
-	}
-	return float64(c) / float64(max(n, 1))
-}
-
-func outsideOf(alpha *image.Gray) *image.Gray {
-	out := image.NewGray(alpha.Rect)
-	for i, v := range alpha.Pix {
-		if v == 0 {
-			out.Pix[i] = 255
-		}
-	}
-	return out
-}
 
 // TestGroupPhotoConfined: on the two-person photos the subject (largest
 // face) is dressed and fewer than 1% of the pixels outside her region and
@@ -84,8 +53,8 @@ func TestGroupPhotoConfined(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			outside := outsideOf(a.EditAlpha())
-			if c := changedShare(work, out, outside); c >= 0.01 {
+			outside := pipelinetest.Outside(a.EditAlpha())
+			if c := pipelinetest.ChangedShare(work, out, outside); c >= 0.01 {
 				t.Errorf("%.3f%% changed outside the subject, want < 1%%", 100*c)
 			} else {
 				t.Logf("outside the subject: %.4f%% changed", 100*c)
@@ -94,10 +63,10 @@ func TestGroupPhotoConfined(t *testing.T) {
 			for i, v := range outside.Pix {
 				others.Pix[i] = min(others.Pix[i], v)
 			}
-			if c := changedShare(work, out, others); c > 0 {
+			if c := pipelinetest.ChangedShare(work, out, others); c > 0 {
 				t.Errorf("%.3f%% of the other person changed, want 0", 100*c)
 			}
-			if c := changedShare(work, out, a.SubjectPerson().Region); c < 0.05 {
+			if c := pipelinetest.ChangedShare(work, out, a.SubjectPerson().Region); c < 0.05 {
 				t.Errorf("only %.2f%% of the subject changed: no garment recoloured", 100*c)
 			}
 			for _, c := range checks {

@@ -2,63 +2,14 @@ package tryon
 
 import (
 	"context"
-	"image"
-	"image/png"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"fashiond/models/testenv"
 	bodypkg "fashiond/pipelines/body"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/scene"
 	"fashiond/pipelines/selfcheck"
 )
-
-// changedShare is the share of on-pixels of region where a and b differ by
-// more than 8 levels in a channel.
-func changedShare(a, b image.Image, region *image.Gray) float64 {
-	ra, rb := scene.RGBA(a), scene.RGBA(b)
-	n, c := 0, 0
-	for i, v := range region.Pix {
-		if v < 128 {
-			continue
-		}
-		n++
-		o := i * 4
-		for k := 0; k < 3; k++ {
-			d := int(ra.Pix[o+k]) - int(rb.Pix[o+k])
-			if d > 8 || d < -8 {
-				c++
-				break
-			}
-		}
-	}
-	return float64(c) / float64(max(n, 1))
-}
-
-func invert(g *image.Gray) *image.Gray {
-	out := image.NewGray(g.Rect)
-	for i, v := range g.Pix {
-		if v == 0 {
-			out.Pix[i] = 255
-		}
-	}
-	return out
-}
-
-func dumpPNG(t *testing.T, name string, img image.Image) {
-	dir := os.Getenv("FASHIOND_TEST_OUT")
-	if dir == "" {
-		return
-	}
-	f, err := os.Create(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	_ = png.Encode(f, img)
-}
 
 // TestTryonGroupPhotoConfined: on the two-person photos the garment goes on
 // the subject (the person with the largest face) and fewer than 1% of the
@@ -87,27 +38,27 @@ func TestTryonGroupPhotoConfined(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := res.Outputs[0]
-			dumpPNG(t, "tryon_"+name+".png", out.Image)
+			testenv.WritePNG(t, "tryon_"+name+".png", out.Image)
 			a, err := bodypkg.Analyze(context.Background(), p, person)
 			if err != nil {
 				t.Fatal(err)
 			}
-			outside := invert(a.EditAlpha())
-			if s := changedShare(person, out.Image, outside); s >= 0.01 {
+			outside := pipelinetest.Outside(a.EditAlpha())
+			if s := pipelinetest.ChangedShare(person, out.Image, outside); s >= 0.01 {
 				t.Errorf("%.3f%% of the pixels outside the subject changed, want < 1%%", 100*s)
 			} else {
 				t.Logf("outside the subject: %.4f%% changed", 100*s)
 			}
-			others := invert(a.EditAlpha()) // outside the band ...
+			others := pipelinetest.Outside(a.EditAlpha()) // outside the band ...
 			for i, v := range a.OthersMask().Pix {
 				if v == 0 {
 					others.Pix[i] = 0 // ... and on another person
 				}
 			}
-			if s := changedShare(person, out.Image, others); s > 0 {
+			if s := pipelinetest.ChangedShare(person, out.Image, others); s > 0 {
 				t.Errorf("%.3f%% of the other people's pixels changed, want 0", 100*s)
 			}
-			if s := changedShare(person, out.Image, a.SubjectPerson().Region); s < 0.05 {
+			if s := pipelinetest.ChangedShare(person, out.Image, a.SubjectPerson().Region); s < 0.05 {
 				t.Errorf("only %.2f%% of the subject changed: the garment is missing", 100*s)
 			}
 			names := map[string]bool{}
