@@ -36,6 +36,9 @@ func genSeed(prompt string, sample int) uint64 {
 
 // generativeDress inpaints the garment region of the crop.
 func generativeDress(ctx context.Context, inp generative.Inpainter, crop *image.RGBA, r *recolour.Regions, spec recolour.Spec, prompt string, face *image.Rectangle, sample int, step func(done, total int)) (*image.RGBA, generative.Info, error) {
+	if err := r.Check(spec); err != nil {
+		return nil, generative.Info{}, err
+	}
 	mask := recolour.GarmentMask(r, spec, face)
 	out, info, err := inp.Inpaint(ctx, crop, mask, generative.Prompt{Text: genPrompt(prompt), Negative: genNegative, Seed: genSeed(prompt, sample), Progress: step})
 	if err != nil {
@@ -61,10 +64,13 @@ func (pl *Pipeline) dressSample(ctx context.Context, subj *subject, r *recolour.
 	var dropped string
 	if pl.inp != nil {
 		img, info, err := generativeDress(ctx, pl.inp, subj.cropImg, r, spec, prompt, subj.faceInCrop(), sample, step)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+		var re *recolour.RegionError
+		switch {
+		case errors.As(err, &re):
+			return nil, &pipelines.Error{Msg: err.Error(), Err: err}
+		case err != nil && ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
 			return nil, pipelines.Transientf("prompt-tryon: %v", err)
 		}
 		out, checks, err := subj.confine(ctx, img)

@@ -43,3 +43,15 @@ func TestGenerativeStage(t *testing.T) {
 		t.Fatalf("checks %+v", o.Checks)
 	}
 }
+
+// TestGenerativeStageNeedsTheGarmentRegion: on the side-view half-body
+// portrait no top region is found; the generative stage refuses as the
+// reference path does instead of repainting what the sleeve band reaches
+// (it painted over her hair before).
+func TestGenerativeStageNeedsTheGarmentRegion(t *testing.T) {
+	pl := New(pipelinetest.Perception(t), nil).WithInpainter(pipelinetest.ContractInpainter(t))
+	_, err := run(t, pl, map[string]any{"personImage": "file:images/pexels_woman_side_halfbody.png", "prompt": "a green coat", "quality": "1k"})
+	if err == nil || !strings.Contains(err.Error(), "found no top region") {
+		t.Fatalf("err = %v", err)
+	}
+}

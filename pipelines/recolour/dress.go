@@ -51,23 +51,43 @@ func (e *RegionError) Error() string {
 
 // DressRegions renders spec over precomputed regions.
 func DressRegions(src *image.RGBA, r *Regions, spec Spec, seed int64) (*image.RGBA, error) {
+	if err := r.Check(spec); err != nil {
+		return nil, err
+	}
 	out := rgbaCopy(src)
 	for _, g := range spec.Garments {
-		alpha := map[string]*raster.Plane{RegionTop: r.top, RegionBottom: r.bottom, RegionFull: r.full}[g.Region]
+		paintGarment(out, src, r, r.alpha(g.Region), g, seed)
+	}
+	return out, nil
+}
+
+// minRegionArea is the smallest garment region (share of the image) that
+// can be dressed; below it the region was not found.
+const minRegionArea = 0.005
+
+// alpha is the soft mask of a region name (nil for an unknown one).
+func (r *Regions) alpha(region string) *raster.Plane {
+	return map[string]*raster.Plane{RegionTop: r.top, RegionBottom: r.bottom, RegionFull: r.full}[region]
+}
+
+// Check says whether every garment of spec has a region to dress: a
+// *RegionError for one that was not found (the reference recolouring and
+// the generative stage both refuse it, rather than paint elsewhere).
+func (r *Regions) Check(spec Spec) error {
+	for _, g := range spec.Garments {
+		alpha := r.alpha(g.Region)
 		if alpha == nil {
-			return nil, fmt.Errorf("prompt-tryon: unknown region %q", g.Region)
+			return fmt.Errorf("prompt-tryon: unknown region %q", g.Region)
 		}
 		var area float64
 		for _, v := range alpha.P {
 			area += float64(v)
 		}
-		area /= float64(len(alpha.P))
-		if area < 0.005 {
-			return nil, &RegionError{Region: g.Region, Area: area}
+		if area /= float64(len(alpha.P)); area < minRegionArea {
+			return &RegionError{Region: g.Region, Area: area}
 		}
-		paintGarment(out, src, r, alpha, g, seed)
 	}
-	return out, nil
+	return nil
 }
 
 // contrastNeutral is the accent used when the prompt names a pattern but no
