@@ -10,6 +10,13 @@ import (
 	"fashiond/inference"
 )
 
+// BatchObserver receives every UNet call of a Model: its rows (the jobs'
+// rows it carried), the most it could carry (Options.MaxBatch) and its time
+// in ONNX Runtime. Package metrics implements it; it must not block.
+type BatchObserver interface {
+	UNetCall(model string, rows, maxRows int, took time.Duration, err error)
+}
+
 // stepInput is one job's rows for one UNet call.
 type stepInput struct {
 	rows   int
@@ -209,6 +216,9 @@ func (m *Model) runChunk(ctx context.Context, rows []rowRef) (time.Duration, err
 	m.stats.calls.Add(1)
 	m.stats.rows.Add(int64(len(rows)))
 	m.stats.runNanos.Add(int64(ran))
+	if m.opts.Observer != nil {
+		m.opts.Observer.UNetCall(m.name, len(rows), m.opts.MaxBatch, ran, err)
+	}
 	if err != nil {
 		return ran, fmt.Errorf("diffusion: %s: %w", m.unet.rel, err)
 	}

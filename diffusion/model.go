@@ -51,6 +51,8 @@ type Options struct {
 	// Device overrides the runtime's device choice ("", "auto", "cpu",
 	// "cuda").
 	Device string
+	// Observer, when set, is told of every UNet call (see BatchObserver).
+	Observer BatchObserver
 }
 
 // Model is a Stable-Diffusion-family export loaded on ONNX Runtime. It is

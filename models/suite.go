@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"fashiond/inference"
 )
@@ -25,6 +26,17 @@ type SuiteOptions struct {
 	PoolSize int
 	// Log receives load and fallback messages; nil means slog.Default().
 	Log *slog.Logger
+	// Observer, when set, is told of every model call (package metrics
+	// implements it).
+	Observer CallObserver
+}
+
+// CallObserver receives the outcome of every model call of a Suite. items
+// is the call's batch size (dim 0 of its first input); took includes any
+// wait in a dynamic batcher. It is called on the caller's goroutine and
+// must not block.
+type CallObserver interface {
+	ModelCall(model string, items int, took time.Duration, err error)
 }
 
 // modelSpec is what an adapter relies on: the leading output tensors it
@@ -60,10 +72,22 @@ type loaded struct {
 	// batched: the runner is a dynamic batcher that merges concurrent calls
 	// (of any first dimension up to the manifest's max_batch).
 	batched bool
+	obs     CallObserver // nil: none
 }
 
+// Run runs the graph once and tells the suite's observer.
 func (l *loaded) Run(ctx context.Context, in []inference.Tensor) ([]inference.Tensor, error) {
-	return l.runner.Run(ctx, in)
+	if l.obs == nil {
+		return l.runner.Run(ctx, in)
+	}
+	start := time.Now()
+	out, err := l.runner.Run(ctx, in)
+	items := 0
+	if len(in) > 0 && len(in[0].Shape) > 0 {
+		items = int(in[0].Shape[0])
+	}
+	l.obs.ModelCall(l.name, items, time.Since(start), err)
+	return out, err
 }
 
 type slot struct {
@@ -197,7 +221,7 @@ func (s *Suite) load(ctx context.Context, name string) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loaded{name: name, runner: r, device: r.Device(), batched: r.Mode() == "batched"}
+	l := &loaded{name: name, runner: r, device: r.Device(), batched: r.Mode() == "batched", obs: s.opts.Observer}
 	s.log.Debug("model loaded", "model", name, "runner", r.String())
 	return l, nil
 }
