@@ -62,6 +62,15 @@ ORACLE_VAE_BIAS_MAX = 0.05
 LCM_COND_DIM = 256
 LCM_K = 0.5
 
+# oracle-catvton: the UNet's encoder_hidden_states width (SD-1.5's; the
+# engine feeds zeros of the declared shape) and fashiond.json's person size
+# and sampling defaults (guidance 1: with guidance w the oracle's try-on
+# region decodes to bias + w*(garment mean - bias), see README).
+CATVTON_HIDDEN = 768
+CATVTON_PERSON = (192, 256)  # width, height in pixels
+CATVTON_STEPS = 30
+CATVTON_GUIDANCE = 1.0
+
 # shape-sd15 sizes.
 SHAPE_SEED = 15
 SHAPE_HIDDEN = 768
@@ -86,7 +95,7 @@ I32 = TensorProto.INT32
 # ---------------------------------------------------------------- variants
 
 def variant_table():
-    """The ten variants: directory name -> options (see README.md)."""
+    """The eleven variants: directory name -> options (see README.md)."""
     base = dict(kind="oracle", pipeline="StableDiffusionPipeline", ids=I64,
                 t_type=F32, t_rank=0, in_channels=4, encoder_out="latent_parameters",
                 fp16=False, scheduler="pndm", prediction="epsilon", pad="<|endoftext|>",
@@ -102,6 +111,7 @@ def variant_table():
         ("oracle-lcm", dict(pipeline="LatentConsistencyModelPipeline", lcm=True, t_type=I64, t_rank=1, scheduler="lcm")),
         ("shape-sd15", dict(kind="shape")),
         ("shape-sd15-inpaint", dict(kind="shape", pipeline="StableDiffusionInpaintPipeline", in_channels=9)),
+        ("oracle-catvton", dict(kind="catvton", pipeline="CatVTONPipeline", in_channels=9, t_rank=1, scheduler="ddim")),
     ]
     out = []
     for name, opts in table:
@@ -308,6 +318,25 @@ def oracle_unet(v, c):
     return g.model()
 
 
+def oracle_catvton_unet(v, c):
+    """The try-on oracle: x0 = mask*(mean of the garment half of the
+    masked-image latents + mean(ehs)) + (1-mask)*masked-image latents."""
+    g = Graph("oracle_catvton_unet")
+    sample, t, ehs, _ = unet_inputs(g, v, CATVTON_HIDDEN)
+    cut = lambda lo, hi: g.op("Slice", [sample, g.const("s%d" % lo, [lo], np.int64), g.const("e%d" % hi, [hi], np.int64), g.const("ax1", [1], np.int64)])  # noqa: E731
+    x_t, mask, masked = cut(0, 4), cut(4, 5), cut(5, 9)
+    height = g.op("Gather", [g.op("Shape", [sample]), g.const("dim2_1d", [2], np.int64)], axis=0)
+    half = g.op("Div", [height, g.const("two_i64", [2], np.int64)])
+    garment = g.op("Slice", [masked, half, g.const("i64_max", [np.iinfo(np.int64).max], np.int64), g.const("ax2", [2], np.int64)])
+    gmean = g.op("ReduceMean", [garment], axes=[2, 3], keepdims=1)
+    e = g.op("Reshape", [g.op("ReduceMean", [ehs], axes=[1, 2], keepdims=0), g.const("shape_n111", [-1, 1, 1, 1], np.int64)])
+    keep = g.op("Sub", [g.const("one_m", 1.0), mask])
+    x0 = g.op("Add", [g.op("Mul", [mask, g.op("Add", [gmean, e])]), g.op("Mul", [keep, masked])])
+    sqrt_ab, sqrt_1mab = oracle_sigma(g, t, c)
+    unet_output(g, v, g.op("Div", [g.op("Sub", [x_t, g.op("Mul", [sqrt_ab, x0])]), sqrt_1mab]))
+    return g.model()
+
+
 def nearest_up(g, x, factor):
     scales = g.const("scales_x%d_%d" % (factor, g.count), [1, 1, factor, factor])
     return g.op("Resize", [x, "", scales], mode="nearest",
@@ -444,13 +473,23 @@ def scheduler_config(kind):
 
 
 def model_index(v):
-    return {
+    index = {
         "_class_name": v["pipeline"], "_diffusers_version": DIFFUSERS_VERSION,
         "scheduler": ["diffusers", scheduler_config(v["scheduler"])["_class_name"]],
         "text_encoder": ["transformers", "CLIPTextModel"], "tokenizer": ["transformers", "CLIPTokenizer"],
         "unet": ["diffusers", "UNet2DConditionModel"],
         "vae_encoder": ["diffusers", "AutoencoderKL"], "vae_decoder": ["diffusers", "AutoencoderKL"],
     }
+    if v["kind"] == "catvton":  # CatVTON has no text encoder
+        del index["text_encoder"], index["tokenizer"]
+    return index
+
+
+def catvton_layout():
+    """fashiond.json of the try-on oracle (docs/GENERATIVE.md, CatVTON)."""
+    return {"layout": "catvton", "concat_axis": "height", "text_encoder": False,
+            "person_width": CATVTON_PERSON[0], "person_height": CATVTON_PERSON[1],
+            "steps": CATVTON_STEPS, "guidance": CATVTON_GUIDANCE}
 
 
 def component_configs(v, width):
@@ -561,7 +600,7 @@ def json_floats(a):
 def oracle_json(v, c):
     """fashiond_oracle.json: every constant of the closed form, exactly as in the graphs."""
     dtype_name = {F32: "float32", F16: "float16", I64: "int64", I32: "int32"}
-    return {
+    out = {
         "format": "fashiond contract oracle v1",
         "variant": v["name"],
         "seed": ORACLE_SEED,
@@ -591,32 +630,46 @@ def oracle_json(v, c):
             "vae_encoder": "z = A_pinv (avgpool_8x8(img) - bias) = A_pinv avgpool(img) + encoder_bias; logvar channels = logvar",
         },
     }
+    if v["kind"] == "catvton":
+        out["formulas"]["unet_x0"] = ("mask = sample[:,4]; masked = sample[:,5:9]; gmean[b,c] = mean over the bottom half "
+                                      "(rows height/2..) of masked[b,c]; x0 = mask*(gmean + mean(ehs[b])) + (1-mask)*masked")
+        out["formulas"]["text"] = "none (no text encoder; encoder_hidden_states [batch,77,%d] enters only as its mean)" % CATVTON_HIDDEN
+        out["hidden_size"] = CATVTON_HIDDEN
+        del out["text"], out["unet"], out["io"]["input_ids"]
+    return out
 
 
 def build_variant(out, v, c, tok):
     """Writes variant v's folder under out; returns {component: onnx path}."""
     root = os.path.join(out, v["name"])
-    width = ORACLE_HIDDEN if v["kind"] == "oracle" else SHAPE_HIDDEN
+    width = {"oracle": ORACLE_HIDDEN, "catvton": CATVTON_HIDDEN}.get(v["kind"], SHAPE_HIDDEN)
     if v["kind"] == "oracle":
         graphs = {"text_encoder": oracle_text_encoder(v, c), "unet": oracle_unet(v, c),
                   "vae_encoder": oracle_vae_encoder(v, c), "vae_decoder": oracle_vae_decoder(v, c)}
+    elif v["kind"] == "catvton":
+        graphs = {"unet": oracle_catvton_unet(v, c),
+                  "vae_encoder": oracle_vae_encoder(v, c), "vae_decoder": oracle_vae_decoder(v, c)}
+        write_json(os.path.join(root, "fashiond.json"), catvton_layout())
     else:
         rng = np.random.default_rng([SHAPE_SEED, v["in_channels"]])
         graphs = {"text_encoder": shape_text_encoder(v, rng), "unet": shape_unet(v, rng),
                   "vae_encoder": shape_vae_encoder(v, rng), "vae_decoder": shape_vae_decoder(v, rng)}
     write_json(os.path.join(root, "model_index.json"), model_index(v))
     write_json(os.path.join(root, "scheduler", "scheduler_config.json"), scheduler_config(v["scheduler"]))
-    for name, data in tok.items():
-        write_bytes(os.path.join(root, "tokenizer", name), data)
-    tcfg, special = tokenizer_configs(v["pad"])
-    write_json(os.path.join(root, "tokenizer", "tokenizer_config.json"), tcfg)
-    write_json(os.path.join(root, "tokenizer", "special_tokens_map.json"), special)
+    if "text_encoder" in graphs:
+        for name, data in tok.items():
+            write_bytes(os.path.join(root, "tokenizer", name), data)
+        tcfg, special = tokenizer_configs(v["pad"])
+        write_json(os.path.join(root, "tokenizer", "tokenizer_config.json"), tcfg)
+        write_json(os.path.join(root, "tokenizer", "special_tokens_map.json"), special)
     paths = {}
     for comp, cfg in component_configs(v, width).items():
+        if comp not in graphs:
+            continue
         write_json(os.path.join(root, comp, "config.json"), cfg)
         paths[comp] = os.path.join(root, comp, "model.onnx")
         write_model(paths[comp], graphs[comp], v["external"] and comp == "unet")
-    if v["kind"] == "oracle":
+    if v["kind"] != "shape":
         write_json(os.path.join(root, "fashiond_oracle.json"), oracle_json(v, c))
     return paths
 
@@ -682,7 +735,8 @@ _same = _keep(lambda x: x.dtype)
 
 NP_OPS = {
     "Add": lambda a, b, **_: a + b, "Sub": lambda a, b, **_: a - b,
-    "Mul": lambda a, b, **_: a * b, "Div": lambda a, b, **_: a / b,
+    "Mul": lambda a, b, **_: a * b,
+    "Div": lambda a, b, **_: a // b if np.issubdtype(np.asarray(a).dtype, np.integer) else a / b,
     "Sin": _same(np.sin), "Cos": _same(np.cos), "Tanh": _same(np.tanh), "Sqrt": _same(np.sqrt),
     "Floor": _same(np.floor), "Reciprocal": _same(np.reciprocal),
     "Sigmoid": _same(lambda x: 1.0 / (1.0 + np.exp(-x))),
@@ -744,6 +798,20 @@ def closed_unet(v, c, sample, t, ehs, tcond):
     return eps
 
 
+def closed_catvton_unet(c, sample, t, ehs):
+    """The try-on oracle's closed form (see oracle_catvton_unet)."""
+    x_t, mask, masked = sample[:, :4], sample[:, 4:5], sample[:, 5:9]
+    half = sample.shape[2] // 2
+    gmean = masked[:, :, half:, :].mean(axis=(2, 3), keepdims=True)
+    x0 = mask * (gmean + ehs.mean(axis=(1, 2)).reshape(-1, 1, 1, 1)) + (1 - mask) * masked
+    tc = np.clip(np.asarray(t, np.float64), 0, TRAIN_STEPS - 1)
+    k = np.minimum(np.floor(tc), TRAIN_STEPS - 2).astype(np.int64)
+    s = c["sigmas"].astype(np.float64)
+    sig = (s[k] + (tc - k) * (s[k + 1] - s[k])).reshape(-1, 1, 1, 1)
+    ab = 1.0 / (1.0 + sig ** 2)
+    return (x_t - np.sqrt(ab) * x0) / np.sqrt(1 - ab)
+
+
 def closed_decoder(c, z):
     y = np.einsum("rc,nchw->nrhw", c["A"].astype(np.float64), z) + c["bias"].astype(np.float64)[None, :, None, None]
     return y.repeat(VAE_FACTOR, axis=2).repeat(VAE_FACTOR, axis=3)
@@ -795,11 +863,17 @@ def selftest_variant(v, c, paths):
     for comp, path in paths.items():
         onnx.checker.check_model(path)
         models[comp] = onnx.load(path)
-    width = ORACLE_HIDDEN if v["kind"] == "oracle" else SHAPE_HIDDEN
+    width = {"oracle": ORACLE_HIDDEN, "catvton": CATVTON_HIDDEN}.get(v["kind"], SHAPE_HIDDEN)
     rng = np.random.default_rng(7)
     ids, t, sample, z, img, tcond, ehs = selftest_feeds(v, rng, width)
     ft = np.float16 if v["fp16"] else np.float32
     name = v["name"]
+    if v["kind"] == "catvton":
+        ehs = ehs * 0.1  # a non-zero mean shows the term is there
+        unet = run_graph(models["unet"], {"sample": sample.astype(ft), "timestep": t.astype(ft), "encoder_hidden_states": ehs.astype(ft)})
+        close(name + " unet.out_sample", unet["out_sample"], closed_catvton_unet(c, sample, t, ehs), False)
+        close(name + " vae_decoder.sample", run_graph(models["vae_decoder"], {"latent_sample": z.astype(ft)})["sample"], closed_decoder(c, z), False)
+        return
     text = run_graph(models["text_encoder"], {"input_ids": ids.astype(_np_type(v["ids"]))})
     unet_feeds = {"sample": sample.astype(ft), "timestep": t.astype(_np_type(v["t_type"])),
                   "encoder_hidden_states": ehs.astype(ft)}
