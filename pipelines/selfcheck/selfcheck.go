@@ -28,6 +28,7 @@ const (
 	NameFaceFound      = "face_similarity"
 	NameHole           = "largest_hole"
 	NameTear           = "largest_tear"
+	NameBgHole         = "largest_background_hole"
 )
 
 // Limits of the checks.
@@ -63,6 +64,13 @@ const (
 	// diagonal, that makes a re-rendered person's silhouette for Tear
 	// (gaps narrower than about twice this are inside the body).
 	TornCloseFrac = 0.02
+	// MaxBgHoleFrac is the largest background-coloured hole (BgHole)
+	// allowed inside a re-rendered person, as a fraction of the output
+	// image (0.5%, as MaxTearFrac).
+	MaxBgHoleFrac = 0.005
+	// BgHoleTol is the per-channel difference (0..255) within which an
+	// output pixel counts as the background plate's colour.
+	BgHoleTol = 10
 	// faceSideInset and faceTopInset trim the face box for FaceChange.
 	faceSideInset = 0.15
 	faceTopInset  = 0.1
@@ -151,6 +159,46 @@ func Tear(out image.Image, was, person *image.Gray) pipelines.Check {
 	}
 	g = mask.Open(g, TearOpenFrac*math.Hypot(float64(w), float64(h)))
 	return pipelines.MaxCheck(NameTear, round4(largestFrac(g)), MaxTearFrac)
+}
+
+// BgHole measures the largest background-coloured hole of an output that
+// re-rendered a person over a background plate: a connected region where
+// the person stood in the input and the re-rendered person does not
+// (uncovered, 255 on, at out's geometry), inside the re-rendered person's
+// silhouette (person, closed by TornCloseFrac of the diagonal), whose
+// colour is the plate's there (every channel within BgHoleTol): the plate
+// fill showing through the body. Slivers thinner than twice TearOpenFrac
+// of the diagonal are opened away. A generative stage that repainted the
+// region no longer shows the plate there, so its output passes where the
+// classical one fails. All images have out's size; otherwise the check
+// fails with value 1.
+func BgHole(out, plate image.Image, uncovered, person *image.Gray) pipelines.Check {
+	e, pl := toRGBA(out), toRGBA(plate)
+	b := e.Rect
+	if pl.Rect.Size() != b.Size() || uncovered.Rect.Size() != b.Size() || person.Rect.Size() != b.Size() {
+		return pipelines.MaxCheck(NameBgHole, 1, MaxBgHoleFrac)
+	}
+	diag := math.Hypot(float64(b.Dx()), float64(b.Dy()))
+	closed := mask.Close(mask.Binary(person, 128), TornCloseFrac*diag)
+	g := image.NewGray(b)
+	for i := range g.Pix {
+		if uncovered.Pix[i] >= 128 && person.Pix[i] < 128 && closed.Pix[i] >= 128 && near(e.Pix[4*i:], pl.Pix[4*i:], BgHoleTol) {
+			g.Pix[i] = 255
+		}
+	}
+	g = mask.Open(g, TearOpenFrac*diag)
+	return pipelines.MaxCheck(NameBgHole, round4(largestFrac(g)), MaxBgHoleFrac)
+}
+
+// near reports whether two RGB(A) pixels differ by at most tol in every
+// colour channel.
+func near(p, q []uint8, tol int) bool {
+	for c := range 3 {
+		if d := int(p[c]) - int(q[c]); d > tol || d < -tol {
+			return false
+		}
+	}
+	return true
 }
 
 // LargestHole is the area fraction of the largest new black region (see

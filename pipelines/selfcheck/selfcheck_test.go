@@ -138,3 +138,46 @@ func TestTear(t *testing.T) {
 		t.Errorf("size mismatch passed: %+v", c)
 	}
 }
+
+// TestBgHole: a 40x60 person (rows 20..80, columns 30..70) in a 100x100
+// output over a grey plate. A gap inside the re-rendered silhouette that
+// shows the plate is a background-coloured hole (40x4 = 1.6%: fails); the
+// same gap repainted in another colour, or plate beside the body, is not.
+func TestBgHole(t *testing.T) {
+	rect := func(rs ...image.Rectangle) *image.Gray {
+		g := image.NewGray(image.Rect(0, 0, 100, 100))
+		for _, r := range rs {
+			draw.Draw(g, r, image.White, image.Point{}, draw.Src)
+		}
+		return g
+	}
+	plate := grey(100, 100, 128)
+	gap := image.Rect(30, 50, 70, 54)
+	body := rect(image.Rect(30, 20, 70, 50), image.Rect(30, 54, 70, 80))
+	dressed := fill(plate, image.Rect(30, 20, 70, 80), color.RGBA{40, 60, 200, 255})
+	tests := []struct {
+		name      string
+		out       *image.RGBA
+		uncovered *image.Gray
+		person    *image.Gray
+		want      float64
+		pass      bool
+	}{
+		{"no gap", dressed, rect(), rect(image.Rect(30, 20, 70, 80)), 0, true},
+		{"plate through a gap", fill(dressed, gap, color.RGBA{132, 125, 128, 255}), rect(gap), body, 0.016, false},
+		{"gap repainted", fill(dressed, gap, color.RGBA{200, 60, 40, 255}), rect(gap), body, 0, true},
+		{"black gap is largest_hole's, not this", fill(dressed, gap, color.RGBA{0, 0, 0, 255}), rect(gap), body, 0, true},
+		{"plate beside the body", dressed, rect(image.Rect(70, 30, 80, 70)), rect(image.Rect(30, 20, 70, 80)), 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := BgHole(tc.out, plate, tc.uncovered, tc.person)
+			if c.Name != NameBgHole || c.Pass != tc.pass || c.Value < tc.want*0.9 || c.Value > tc.want*1.1+1e-9 {
+				t.Errorf("BgHole = %+v, want value %.4f pass %v", c, tc.want, tc.pass)
+			}
+		})
+	}
+	if c := BgHole(dressed, plate, rect(), image.NewGray(image.Rect(0, 0, 10, 10))); c.Pass {
+		t.Errorf("size mismatch passed: %+v", c)
+	}
+}
