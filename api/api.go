@@ -22,6 +22,7 @@ import (
 	"fashiond/fetch"
 	"fashiond/jobs"
 	"fashiond/pipelines"
+	"fashiond/playground"
 )
 
 // Options configures the handler.
@@ -108,9 +109,13 @@ func New(o Options) http.Handler {
 	if o.CDN != nil {
 		mux.Handle("/cdn/", o.CDN)
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "", fmt.Sprintf("no endpoint %s %s", r.Method, clip(r.URL.Path, 200)))
 	})
+	// The playground page at exactly "/", its files under /playground/.
+	route("GET /{$}", "GET, HEAD", playground.ServePage)
+	mux.Handle("GET "+playground.AssetsPrefix, playground.Assets(notFound))
+	mux.Handle("/", notFound)
 	return s.recover(mux)
 }
 
