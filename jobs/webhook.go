@@ -179,11 +179,31 @@ func (s *Service) deliverWebhook(ctx context.Context, id string) error {
 func (w *Worker) handleWebhook(ctx context.Context, t *asynq.Task) error {
 	err := w.svc.deliverWebhook(ctx, string(t.Payload()))
 	n, _ := asynq.GetRetryCount(ctx)
-	switch {
-	case errors.Is(err, asynq.SkipRetry):
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	outcome := webhookOutcome(err, n, maxRetry)
+	w.opts.Observer.WebhookAttempt(outcome)
+	switch outcome {
+	case WebhookRefused:
 		w.log.Warn("webhook refused permanently; it is not retried", "err", err, "attempt", n+1)
-	case err != nil:
+	case WebhookExhausted:
+		w.log.Warn("webhook delivery failed on its last attempt; it is not retried", "err", err, "attempt", n+1)
+	case WebhookRetry:
 		w.log.Warn("webhook delivery failed; it will be retried", "err", err, "attempt", n+1)
 	}
 	return err
+}
+
+// webhookOutcome is the outcome (Webhook*) of a delivery attempt that
+// ended with err after retried earlier attempts, of at most maxRetry
+// retries.
+func webhookOutcome(err error, retried, maxRetry int) string {
+	switch {
+	case err == nil:
+		return WebhookDelivered
+	case errors.Is(err, asynq.SkipRetry):
+		return WebhookRefused
+	case retried >= maxRetry:
+		return WebhookExhausted
+	}
+	return WebhookRetry
 }

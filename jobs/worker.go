@@ -73,7 +73,56 @@ type WorkerOptions struct {
 	TaskCheckInterval time.Duration
 	// Log receives the worker's logs (the service's logger).
 	Log *slog.Logger
+	// Observer, when set, receives the worker's measurements (package
+	// metrics implements it).
+	Observer Observer
 }
+
+// Outcomes of a job attempt (Observer.JobFinished).
+const (
+	OutcomeSucceeded   = "succeeded"   // outputs stored, job succeeded
+	OutcomeFailed      = "failed"      // the job failed (user input, pipeline error, crash budget)
+	OutcomeTimeout     = "timeout"     // the job ran past its model's time limit
+	OutcomeCanceled    = "canceled"    // its owner cancelled it while it ran
+	OutcomeRetry       = "retry"       // a transient failure; the job runs again
+	OutcomeInterrupted = "interrupted" // shutdown or a lost lease: back to the queue
+)
+
+// Outcomes of a webhook attempt (Observer.WebhookAttempt).
+const (
+	WebhookDelivered = "delivered" // the receiver answered 2xx
+	WebhookRetry     = "retry"     // failed; it is tried again later
+	WebhookRefused   = "refused"   // refused for good (410 Gone, a forbidden address, a bad URL)
+	WebhookExhausted = "exhausted" // failed on its last allowed attempt
+)
+
+// Observer receives a worker's measurements. Its methods are called on the
+// worker's goroutines and must not block.
+type Observer interface {
+	// QueueWait is the time from a job's submission to the start of its
+	// first attempt.
+	QueueWait(model string, wait time.Duration)
+	// JobFinished is one attempt of a job: its outcome (Outcome*) and the
+	// time from the start of the pipeline to the end.
+	JobFinished(model, outcome string, took time.Duration)
+	// StageFinished is the time a job spent in one stage its pipeline
+	// reported through its progress (from the first report of the stage
+	// to the first report of the next one or the end of the attempt).
+	StageFinished(model, stage string, took time.Duration)
+	// WebhookAttempt is one delivery attempt (Webhook*).
+	WebhookAttempt(outcome string)
+	// Heartbeat is one heartbeat write of worker: ok, or it failed.
+	Heartbeat(worker string, ok bool)
+}
+
+// noObserver is the Observer of a worker without one.
+type noObserver struct{}
+
+func (noObserver) QueueWait(string, time.Duration)             {}
+func (noObserver) JobFinished(string, string, time.Duration)   {}
+func (noObserver) StageFinished(string, string, time.Duration) {}
+func (noObserver) WebhookAttempt(string)                       {}
+func (noObserver) Heartbeat(string, bool)                      {}
 
 // Worker consumes the queues of the models it serves, runs their pipelines,
 // stores outputs, delivers webhooks and advertises its models by heartbeat.
@@ -120,6 +169,9 @@ func NewWorker(svc *Service, reg *pipelines.Registry, loader pipelines.ImageLoad
 	}
 	if opts.Log == nil {
 		opts.Log = svc.opts.Log
+	}
+	if opts.Observer == nil {
+		opts.Observer = noObserver{}
 	}
 	models := opts.Models
 	if len(models) == 0 {
@@ -369,6 +421,7 @@ func (w *Worker) beat(ctx context.Context, advertise bool) error {
 	// Forget workers that have been silent for a minute.
 	pipe.ZRemRangeByScore(ctx, keyWorkers, "-inf", strconv.FormatInt(nowMS()-60_000, 10))
 	_, err := pipe.Exec(ctx)
+	w.opts.Observer.Heartbeat(w.id, err == nil)
 	if err != nil {
 		return fmt.Errorf("jobs: heartbeat: %w", err)
 	}
@@ -477,12 +530,26 @@ func (w *Worker) handleJob(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	defer w.endAttempt(id)
+	if r.Runner == "" { // the job's first attempt
+		w.opts.Observer.QueueWait(r.Model, time.Since(r.CreatedAt))
+	}
+	start := time.Now()
+	outcome, err := w.runJob(ctx, r, own, attempt, log)
+	w.opts.Observer.JobFinished(r.Model, outcome, time.Since(start))
+	return err
+}
+
+// runJob runs one claimed attempt of job r: its pipeline, storing its
+// outputs and the terminal transition. It returns the attempt's outcome
+// (Outcome*) and the error for asynq.
+func (w *Worker) runJob(ctx context.Context, r *record, own int64, attempt int, log *slog.Logger) (string, error) {
+	id := r.ID
 	if msg := w.overBudget(r, own); msg != "" {
-		return w.finishError(ctx, r, msg, log)
+		return OutcomeFailed, w.finishError(ctx, r, msg, log)
 	}
 	pl, ok := w.reg.Get(r.Model)
 	if !ok {
-		return w.finishError(ctx, r, fmt.Sprintf("model %s is not served by this worker", r.Model), log)
+		return OutcomeFailed, w.finishError(ctx, r, fmt.Sprintf("model %s is not served by this worker", r.Model), log)
 	}
 	limit := w.svc.timeout(r.Model)
 	cctx, stopJob := context.WithCancelCause(ctx)
@@ -492,50 +559,87 @@ func (w *Worker) handleJob(ctx context.Context, t *asynq.Task) error {
 	unwatch := w.watchCancel(rctx, id, stopJob)
 	defer unwatch()
 	start := time.Now()
+	stages := &stageClock{obs: w.opts.Observer, model: r.Model}
+	defer stages.enter("")
 	req := &pipelines.Request{
 		JobID: id, Model: r.Model, Owner: r.Owner, Inputs: r.Inputs,
-		Images: inputLoader{store: w.svc.store, jobID: id, next: w.loader}, Studio: w.svc.Studio(), Progress: w.progress(rctx, id, attempt, stopJob),
+		Images: inputLoader{store: w.svc.store, jobID: id, next: w.loader}, Studio: w.svc.Studio(), Progress: w.progress(rctx, id, attempt, stopJob, stages),
 	}
 	res, err := runPipeline(rctx, pl, req)
 	if errors.Is(context.Cause(cctx), errCanceled) {
-		return w.canceled(ctx, r, log)
+		return OutcomeCanceled, w.canceled(ctx, r, log)
 	}
 	var outs []string
 	var info []OutputInfo
 	if err == nil {
+		stages.enter(stageStore)
 		outs, info, err = w.svc.storeOutputs(rctx, id, res)
 	}
 	if err != nil {
-		switch {
-		case w.base.Err() != nil:
-			log.Warn("job interrupted by shutdown; it goes back to the queue")
-			return errShutdown
-		case ctx.Err() != nil:
-			// asynq cancelled the attempt (lease lost): another worker
-			// owns the job now.
-			return ctx.Err()
-		case errors.Is(rctx.Err(), context.DeadlineExceeded):
-			return w.finishError(ctx, r, fmt.Sprintf("the job took longer than %s and was stopped", limit), log)
-		case pipelines.IsTransient(err) && w.retryTransient(ctx, id):
-			log.Warn("transient failure; the job will be retried", "err", err)
-			_, _ = w.svc.setProgress(ctx, id, Progress{Stage: "retrying", Detail: errorMessage(err), Attempt: attempt})
-			return err
-		}
-		return w.finishError(ctx, r, errorMessage(err), log)
+		return w.attemptFailed(ctx, rctx, r, attempt, limit, err, log)
 	}
 	done, err := w.svc.succeed(ctx, r, outs, info)
 	if err != nil {
-		return err
+		return OutcomeFailed, err
 	}
 	if !done {
-		return w.canceled(ctx, r, log) // it ended meanwhile: drop the outputs of a cancelled job
+		return OutcomeCanceled, w.canceled(ctx, r, log) // it ended meanwhile: drop the outputs of a cancelled job
 	}
 	took := time.Since(start)
 	log.Info("job succeeded", "outputs", len(outs), "took", took.Round(time.Millisecond))
 	w.svc.recordDuration(ctx, r.Model, took)
 	r.Status = SuccessStatus(r.Model)
 	w.svc.enqueueWebhook(ctx, r)
-	return nil
+	return OutcomeSucceeded, nil
+}
+
+// attemptFailed ends an attempt whose pipeline or output storage failed
+// with err: back to the queue (shutdown, lost lease, transient failure
+// within the retry budget) or the job fails. rctx is the job's context.
+func (w *Worker) attemptFailed(ctx, rctx context.Context, r *record, attempt int, limit time.Duration, err error, log *slog.Logger) (string, error) {
+	switch {
+	case w.base.Err() != nil:
+		log.Warn("job interrupted by shutdown; it goes back to the queue")
+		return OutcomeInterrupted, errShutdown
+	case ctx.Err() != nil:
+		// asynq cancelled the attempt (lease lost): another worker
+		// owns the job now.
+		return OutcomeInterrupted, ctx.Err()
+	case errors.Is(rctx.Err(), context.DeadlineExceeded):
+		return OutcomeTimeout, w.finishError(ctx, r, fmt.Sprintf("the job took longer than %s and was stopped", limit), log)
+	case pipelines.IsTransient(err) && w.retryTransient(ctx, r.ID):
+		log.Warn("transient failure; the job will be retried", "err", err)
+		_, _ = w.svc.setProgress(ctx, r.ID, Progress{Stage: "retrying", Detail: errorMessage(err), Attempt: attempt})
+		return OutcomeRetry, err
+	}
+	return OutcomeFailed, w.finishError(ctx, r, errorMessage(err), log)
+}
+
+// stageStore is the stage label of storing a job's outputs.
+const stageStore = "store_outputs"
+
+// stageClock times the stages a job's pipeline reports through its
+// progress and tells the observer when each ends.
+type stageClock struct {
+	obs   Observer
+	model string
+	mu    sync.Mutex
+	stage string
+	since time.Time
+}
+
+// enter starts stage ("" ends the current one); a repeated stage goes on.
+func (c *stageClock) enter(stage string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if stage == c.stage {
+		return
+	}
+	now := time.Now()
+	if c.stage != "" {
+		c.obs.StageFinished(c.model, c.stage, now.Sub(c.since))
+	}
+	c.stage, c.since = stage, now
 }
 
 // errCanceled is the cause of a job context its owner's cancel ended.
@@ -658,11 +762,12 @@ func runPipeline(ctx context.Context, p pipelines.Pipeline, req *pipelines.Reque
 // progress returns the job's ProgressFunc: it writes at most every 200 ms,
 // and always on a new stage or at the end. A write that finds the job
 // ended (cancelled) stops the job: progress reports are its checkpoints.
-func (w *Worker) progress(ctx context.Context, id string, attempt int, stop context.CancelCauseFunc) pipelines.ProgressFunc {
+func (w *Worker) progress(ctx context.Context, id string, attempt int, stop context.CancelCauseFunc, stages *stageClock) pipelines.ProgressFunc {
 	var mu sync.Mutex
 	var last time.Time
 	var lastStage string
 	return func(stage string, fraction float64, detail string) {
+		stages.enter(stage)
 		mu.Lock()
 		defer mu.Unlock()
 		if fraction < 0 {

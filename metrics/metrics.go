@@ -30,6 +30,7 @@ type Metrics struct {
 	Rejections      *prometheus.CounterVec   // model, reason
 	CreditsCharged  prometheus.Counter
 	CreditsRefunded prometheus.Counter
+	workerMetrics
 }
 
 // httpBuckets are the request-time buckets: 1 ms to about 65 s.
@@ -46,6 +47,7 @@ func New() *Metrics {
 	m.Rejections = m.counterVec("rejections_total", "Submissions refused by the job system, by model and reason.", "model", "reason")
 	m.CreditsCharged = m.counter("credits_charged_total", "Credits reserved by accepted submissions.")
 	m.CreditsRefunded = m.counter("credits_refunded_total", "Credits given back (cancelled jobs).")
+	m.newWorkerMetrics()
 	return m
 }
 

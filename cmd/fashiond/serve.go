@@ -188,7 +188,7 @@ func provisionKeys(ctx context.Context, svc *jobs.Service, spec string, log *slo
 	return nil
 }
 
-func startWorker(ctx context.Context, cfg config.Config, log *slog.Logger, svc *jobs.Service, pol fetch.Policy, cl *stack) (*jobs.Worker, error) {
+func startWorker(ctx context.Context, cfg config.Config, log *slog.Logger, svc *jobs.Service, pol fetch.Policy, m *metrics.Metrics, cl *stack) (*jobs.Worker, error) {
 	reg, closer, err := all.New(ctx, cfg, log)
 	if err != nil {
 		return nil, err
@@ -201,7 +201,7 @@ func startWorker(ctx context.Context, cfg config.Config, log *slog.Logger, svc *
 		}
 	}
 	w, err := jobs.NewWorker(svc, reg, fetch.NewLoader(pol), jobs.WorkerOptions{
-		Concurrency: cfg.Concurrency, Models: models, Log: log, ShutdownTimeout: cfg.ShutdownGrace,
+		Concurrency: cfg.Concurrency, Models: models, Log: log, ShutdownTimeout: cfg.ShutdownGrace, Observer: m,
 	})
 	if err != nil {
 		return nil, err
@@ -390,13 +390,13 @@ func runRole(r role, args []string) error {
 	if err != nil {
 		return err
 	}
+	m := metrics.New()
 	var w *jobs.Worker
 	if r.worker {
-		if w, err = startWorker(ctx, cfg, log, svc, pol, &cl); err != nil {
+		if w, err = startWorker(ctx, cfg, log, svc, pol, m, &cl); err != nil {
 			return err
 		}
 	}
-	m := metrics.New()
 	m.WatchQueues(queueDepth(svc))
 	msrv, err := startMetrics(cfg, log, m)
 	if err != nil {
