@@ -113,6 +113,7 @@ func TestNamedColourInRegion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkGolden(t, c.photo+"/"+c.prompt, out)
 			alpha := map[string]*raster.Plane{RegionTop: f.r.top, RegionBottom: f.r.bottom, RegionFull: f.r.full}[c.region]
 			_, ta, tb := rgbToLab(spec.Garments[0].Colour.RGB)
 			target := hueDeg(ta, tb)
@@ -219,6 +220,7 @@ func TestStripesArePeriodic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkGolden(t, c.prompt, out)
 		// Profiles through the chest along the pattern's body axes.
 		lum := func(x, y float64) float64 {
 			l, _, _ := pixLab(out, int(math.Round(y))*f.r.w+int(math.Round(x)))
@@ -304,6 +306,7 @@ func TestPatternsChangeTexture(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkGolden(t, prompt, out)
 		// Texture: luminance std inside the chest box, against the plain
 		// white T-shirt's own.
 		var in, orig []float64

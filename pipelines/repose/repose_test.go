@@ -328,6 +328,7 @@ func TestTemplatePoses(t *testing.T) {
 			t.Fatal(err)
 		}
 		writePNG(t, "template_waving.png", img)
+		checkGolden(t, "template/waving", img)
 		return img
 	}
 	for i, tmpl := range []func(t *testing.T) image.Image{
@@ -344,6 +345,7 @@ func TestTemplatePoses(t *testing.T) {
 				t.Fatal(err)
 			}
 			writePNG(t, fmt.Sprintf("template%d.png", i), r.Image)
+			checkGolden(t, fmt.Sprintf("template/%d", i), r.Image)
 			got := measured(t, p, r.Image)
 			writePNG(t, fmt.Sprintf("template%d_skeleton.png", i), drawSkeleton(drawSkeleton(r.Image, r.Target, [3]uint8{0, 255, 0}), got, [3]uint8{255, 0, 0}))
 			// The joints the template defines (known there), measured on
@@ -421,6 +423,7 @@ func TestTextPoses(t *testing.T) {
 				t.Fatal(err)
 			}
 			writePNG(t, fmt.Sprintf("text%d.png", i), r.Image)
+			checkGolden(t, "text/"+tc.text, r.Image)
 			got := measured(t, p, r.Image)
 			if tc.check(src, src) == nil {
 				t.Fatal("the check passes on the source already")

@@ -70,6 +70,7 @@ func TestTransferTeeOnRealPhoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkGolden(t, "tee-standard", out)
 	if info.Method != "affine-warp+lighting" || len(info.Notes) == 0 {
 		t.Errorf("method %q notes %v", info.Method, info.Notes)
 	}
@@ -114,6 +115,7 @@ func TestTryonTrousersOnLegs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkGolden(t, "trousers-standard", out)
 	if info.Kind != garment.KindBottom {
 		t.Fatalf("kind %s", info.Kind)
 	}
@@ -171,6 +173,7 @@ func TestTryonHyperLongSleeves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkGolden(t, "sleeves-hyper", out)
 	if info.Method != "tps-warp-hires+shading+edge-refine" {
 		t.Errorf("method %q", info.Method)
 	}
@@ -200,6 +203,7 @@ func TestTryonHyperLongSleeves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkGolden(t, "sleeves-high", hi)
 	ch, cr := lumaCorr(out, orig, core), lumaCorr(hi, orig, core)
 	if ch < 0.45 || ch < cr+0.1 {
 		t.Errorf("luminance correlation with the old clothes: hyper %.2f, high %.2f; want hyper >= 0.45 and 0.1 above high", ch, cr)
