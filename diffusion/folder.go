@@ -39,6 +39,9 @@ type folderConfig struct {
 	Text          textConfig
 	UNet          unetConfig
 	VAE           vaeConfig
+	// Layout is fashiond.json's declaration (try-on folders); nil for a
+	// plain Stable Diffusion export.
+	Layout *Layout
 }
 
 type textConfig struct {
@@ -68,8 +71,20 @@ func (v vaeConfig) scaleFactor() int {
 	return 8
 }
 
-// readFolderConfig reads model_index.json and the graph configs of dir.
+// readFolderConfig reads model_index.json and the graph configs of dir. A
+// folder whose fashiond.json declares a layout is not a plain export: it is
+// refused here, naming the loader that reads it.
 func readFolderConfig(dir string) (folderConfig, error) {
+	var fc folderConfig
+	if _, err := os.Stat(filepath.Join(dir, FileLayout)); err == nil {
+		return fc, fmt.Errorf("%s: the folder declares a layout (a try-on model): load it with diffusion.LoadTryOn or diffusion.Open", FileLayout)
+	}
+	return readConfigs(dir, true)
+}
+
+// readConfigs reads model_index.json, the text encoder's config (when
+// withText) and the UNet's and VAE's configs.
+func readConfigs(dir string, withText bool) (folderConfig, error) {
 	var fc folderConfig
 	var index struct {
 		Class string `json:"_class_name"`
@@ -78,8 +93,10 @@ func readFolderConfig(dir string) (folderConfig, error) {
 		return fc, err
 	}
 	fc.PipelineClass = index.Class
-	if err := readJSON(dir, filepath.Join(dirText, fileConfig), &fc.Text); err != nil {
-		return fc, err
+	if withText {
+		if err := readJSON(dir, filepath.Join(dirText, fileConfig), &fc.Text); err != nil {
+			return fc, err
+		}
 	}
 	if err := readJSON(dir, filepath.Join(dirUNet, fileConfig), &fc.UNet); err != nil {
 		return fc, err

@@ -53,6 +53,8 @@ type Record struct {
 	// Files maps every installed file (relative path) to its SHA-256.
 	Files    map[string]string `json:"files"`
 	Adapters []Adapter         `json:"adapters,omitempty"`
+	// Layout is the layout fashiond.json declares (try-on models).
+	Layout string `json:"layout,omitempty"`
 }
 
 // Adapter is a graph rewritten at install time; its hash is in Files.
@@ -86,8 +88,8 @@ func Install(ctx context.Context, rt *inference.Runtime, src, modelsDir string, 
 	if !nameRule.MatchString(opts.Name) {
 		return nil, fmt.Errorf("diffusion: install: name %q must match %s", opts.Name, nameRule)
 	}
-	if opts.Task != "" && opts.Task != TextToImage && opts.Task != Inpainting {
-		return nil, fmt.Errorf("diffusion: install: task %q must be %s or %s", opts.Task, TextToImage, Inpainting)
+	if opts.Task != "" && opts.Task != TextToImage && opts.Task != Inpainting && opts.Task != TryOn {
+		return nil, fmt.Errorf("diffusion: install: task %q must be %s, %s or %s", opts.Task, TextToImage, Inpainting, TryOn)
 	}
 	if _, err := os.Stat(filepath.Join(src, fileIndex)); err != nil {
 		return nil, fmt.Errorf("diffusion: install: %s is not a Stable Diffusion ONNX export: %s: %w", src, fileIndex, err)
@@ -125,13 +127,13 @@ func stage(ctx context.Context, rt *inference.Runtime, src, staging string, opts
 	if err != nil {
 		return nil, err
 	}
-	m, err := Load(ctx, rt, staging, Options{Name: opts.Name, MaxBatch: opts.MaxBatch})
+	m, err := loadFolder(ctx, rt, staging, Options{Name: opts.Name, MaxBatch: opts.MaxBatch})
 	if err != nil {
 		return nil, err
 	}
 	defer m.Close()
-	if opts.Task != "" && opts.Task != m.Task() {
-		return nil, fmt.Errorf("--task %s, but %s/%s has %d input channels, which makes it %s", opts.Task, dirUNet, fileGraph, m.sig.inChannels, m.Task())
+	if err := checkTask(m, opts.Task); err != nil {
+		return nil, err
 	}
 	if err := dryRun(ctx, m); err != nil {
 		return nil, fmt.Errorf("dry run: %w", err)
@@ -139,11 +141,27 @@ func stage(ctx context.Context, rt *inference.Runtime, src, staging string, opts
 	abs, _ := filepath.Abs(src)
 	rec := &Record{Name: opts.Name, Task: m.Task(), DType: m.DType(), Source: abs, Installed: time.Now().UTC(),
 		MaxBatch: opts.MaxBatch, Adapters: adapters}
+	if l := m.Layout(); l != nil {
+		rec.Layout = l.Layout
+	}
 	if rec.Files, err = hashTree(ctx, staging); err != nil {
 		return nil, err
 	}
 	b, _ := json.MarshalIndent(rec, "", "  ")
 	return rec, os.WriteFile(filepath.Join(staging, recordFile), append(b, '\n'), 0o644)
+}
+
+// checkTask compares --task with the task the folder makes.
+func checkTask(m *Model, task Task) error {
+	switch {
+	case task == "" || task == m.Task():
+		return nil
+	case m.Task() == TryOn:
+		return fmt.Errorf("--task %s, but %s declares the %s layout, which makes it %s", task, FileLayout, m.Layout().Layout, TryOn)
+	case task == TryOn:
+		return fmt.Errorf("--task %s, but the folder has no %s declaring a try-on layout (it is a plain %s export)", task, FileLayout, m.Task())
+	}
+	return fmt.Errorf("--task %s, but %s/%s has %d input channels, which makes it %s", task, dirUNet, fileGraph, m.sig.inChannels, m.Task())
 }
 
 // adaptGraphs writes model.fashiond.onnx for every graph with a rank-0
@@ -181,6 +199,9 @@ func adaptGraphs(dir string) ([]Adapter, error) {
 // dryRun generates one step at a tiny size and checks the output is finite.
 func dryRun(ctx context.Context, m *Model) error {
 	side := dryRunFactors * m.sig.vaeFactor
+	if m.Task() == TryOn {
+		return dryRunTryOn(ctx, m, side)
+	}
 	req := Request{Prompt: "a test", Guidance: 2, Steps: 1, Width: side, Height: side}
 	if m.Task() == Inpainting {
 		img := image.NewGray(image.Rect(0, 0, side, side))
@@ -194,6 +215,11 @@ func dryRun(ctx context.Context, m *Model) error {
 	if err != nil {
 		return err
 	}
+	return checkFinite(res)
+}
+
+// checkFinite refuses a result with NaN pixels.
+func checkFinite(res *Result) error {
 	for _, v := range res.Pixels {
 		if math.IsNaN(float64(v)) {
 			return errors.New("the VAE decoder produced NaN")
@@ -408,7 +434,7 @@ func Open(ctx context.Context, rt *inference.Runtime, modelsDir, name string, op
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = in.Record.MaxBatch
 	}
-	return Load(ctx, rt, dir, opts)
+	return loadFolder(ctx, rt, dir, opts)
 }
 
 // FormatBytes is a size for listings (e.g. "1.6 GiB").

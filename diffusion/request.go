@@ -136,6 +136,8 @@ func (m *Model) normalise(req Request) (Request, Mode, error) {
 // checkMode refuses what the model's graphs cannot do.
 func (m *Model) checkMode(mode Mode) error {
 	switch {
+	case m.sig.task == TryOn:
+		return fmt.Errorf("diffusion: model %s is a try-on model (%s layout %s): it takes a person, a garment and a mask (TryOn), not a prompt", m.name, FileLayout, LayoutCatVTON)
 	case m.sig.task == Inpainting && mode != ModeInpaint:
 		return fmt.Errorf("diffusion: model %s is an inpainting model (9-channel UNet): it needs an image and a mask", m.name)
 	case mode != ModeText && m.vaeEnc == nil:
