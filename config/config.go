@@ -68,6 +68,10 @@ type Config struct {
 	// the role, or none. "none" turns a role off.
 	GenerativeInpainting  string
 	GenerativeTextToImage string
+	// GenerativeTryOn chooses the installed try-on model (fashiond.json
+	// layout catvton) the tryon pipeline uses (FASHIOND_GENERATIVE_TRY_ON),
+	// with the same rules.
+	GenerativeTryOn string
 
 	LogLevel  string // FASHIOND_LOG_LEVEL: debug, info, warn, error
 	LogFormat string // FASHIOND_LOG_FORMAT: text or json
@@ -303,6 +307,7 @@ func (c *Config) registerPipelines(fs *flag.FlagSet, d Config) {
 	fs.StringVar(&c.Batching, "batching", envStr("FASHIOND_BATCHING", d.Batching), "dynamic batching of model calls: auto (on with CUDA, off on CPU), on, off (FASHIOND_BATCHING)")
 	fs.StringVar(&c.GenerativeInpainting, "generative-inpainting", envStr("FASHIOND_GENERATIVE_INPAINTING", ""), "installed inpainting model the pipelines use; empty: the only one installed; none: off (FASHIOND_GENERATIVE_INPAINTING)")
 	fs.StringVar(&c.GenerativeTextToImage, "generative-text-to-image", envStr("FASHIOND_GENERATIVE_TEXT_TO_IMAGE", ""), "installed text-to-image model the pipelines use; empty: the only one installed; none: off (FASHIOND_GENERATIVE_TEXT_TO_IMAGE)")
+	fs.StringVar(&c.GenerativeTryOn, "generative-try-on", envStr("FASHIOND_GENERATIVE_TRY_ON", ""), "installed try-on model (CatVTON layout) tryon uses; empty: the only one installed; none: off (FASHIOND_GENERATIVE_TRY_ON)")
 }
 
 func (c *Config) registerInstall(fs *flag.FlagSet, _ Config) {
@@ -585,6 +590,7 @@ func (c *Config) checkPipelines() error {
 	}
 	for _, g := range []struct{ name, v string }{
 		{"FASHIOND_GENERATIVE_INPAINTING", c.GenerativeInpainting}, {"FASHIOND_GENERATIVE_TEXT_TO_IMAGE", c.GenerativeTextToImage},
+		{"FASHIOND_GENERATIVE_TRY_ON", c.GenerativeTryOn},
 	} {
 		if g.v != "" && !generativeName.MatchString(g.v) {
 			return fmt.Errorf("%s must be an installed model's name (%s) or none, not %q", g.name, generativeName, g.v)
