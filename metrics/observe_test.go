@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ import (
 )
 
 var (
-	_ models.CallObserver      = (*Metrics)(nil)
+	_ models.CallObserver     = (*Metrics)(nil)
 	_ diffusion.BatchObserver = (*Metrics)(nil)
 )
 
@@ -260,6 +261,20 @@ func TestScrapeEveryFamily(t *testing.T) {
 	for _, fam := range []string{"go_goroutines", "process_resident_memory_bytes"} {
 		if !strings.Contains(out, "# TYPE "+fam+" ") {
 			t.Errorf("/metrics lacks %s", fam)
+		}
+	}
+}
+
+// TestFamiliesDocumented: every family is in docs/OPERATIONS.md's metrics
+// table.
+func TestFamiliesDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "OPERATIONS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range families {
+		if !strings.Contains(string(b), "| `"+fam+"` |") {
+			t.Errorf("docs/OPERATIONS.md does not document %s", fam)
 		}
 	}
 }
