@@ -1,0 +1,193 @@
+package redisconn
+
+import (
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseSentinel(t *testing.T) {
+	tests := []struct {
+		url                  string
+		addrs                []string
+		master, user, pass   string
+		db                   int
+		sentUser, sentPasswd string
+	}{
+		{url: "redis+sentinel://10.0.0.1:26379,10.0.0.2:26380/mymaster",
+			addrs: []string{"10.0.0.1:26379", "10.0.0.2:26380"}, master: "mymaster"},
+		{url: "redis+sentinel://:s3cret@s1:1,s2/cache?db=3&sentinel_password=sp",
+			addrs: []string{"s1:1", "s2:26379"}, master: "cache", pass: "s3cret", db: 3, sentPasswd: "sp"},
+		{url: "redis+sentinel://app:p%40ss%3Aw@[::1]:26379,[fe80::1]/m%2Dx?sentinel_username=u&sentinel_password=v",
+			addrs: []string{"[::1]:26379", "[fe80::1]:26379"}, master: "m-x", user: "app", pass: "p@ss:w",
+			sentUser: "u", sentPasswd: "v"},
+		{url: "REDIS+SENTINEL://h.example.com/m", addrs: []string{"h.example.com:26379"}, master: "m"},
+		{url: "redis+sentinel://:a@b@h:2/m", addrs: []string{"h:2"}, master: "m", pass: "a@b"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			s, err := Parse(tc.url)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if !s.Sentinel() || s.Single != nil {
+				t.Fatalf("not a Sentinel spec: %+v", s)
+			}
+			f := s.Failover
+			if !reflect.DeepEqual(f.SentinelAddrs, tc.addrs) {
+				t.Errorf("addrs %q, want %q", f.SentinelAddrs, tc.addrs)
+			}
+			got := []any{f.MasterName, f.Username, f.Password, f.DB, f.SentinelUsername, f.SentinelPassword}
+			want := []any{tc.master, tc.user, tc.pass, tc.db, tc.sentUser, tc.sentPasswd}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestParseSingle(t *testing.T) {
+	tests := []struct {
+		url, network, addr, pass string
+		db                       int
+	}{
+		{"redis://:pw@127.0.0.1:6380/2", "tcp", "127.0.0.1:6380", "pw", 2},
+		{"127.0.0.1:7000", "tcp", "127.0.0.1:7000", "", 0},
+		{"rediss://h:6379", "tcp", "h:6379", "", 0},
+		{"unix:///run/redis.sock?db=1", "unix", "/run/redis.sock", "", 1},
+	}
+	for _, tc := range tests {
+		s, err := Parse(tc.url)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.url, err)
+		}
+		if s.Sentinel() || s.Single == nil {
+			t.Fatalf("Parse(%q): not a single spec", tc.url)
+		}
+		o := s.Single
+		if o.Network != tc.network || o.Addr != tc.addr || o.Password != tc.pass || o.DB != tc.db {
+			t.Errorf("Parse(%q) = %s %s %q %d", tc.url, o.Network, o.Addr, o.Password, o.DB)
+		}
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	tests := []struct{ url, want string }{
+		{"", "no Redis URL"},
+		{"redis+sentinel://h:1", "master name is missing"},
+		{"redis+sentinel://h:1/", "master name is missing"},
+		{"redis+sentinel://h:1?db=1", "master name is missing"},
+		{"redis+sentinel:///m", "no Sentinel address"},
+		{"redis+sentinel://:pw@/m", "no Sentinel address"},
+		{"redis+sentinel://h:1,,h:2/m", "no valid host"},
+		{"redis+sentinel://h:0/m", "port must be 1..65535"},
+		{"redis+sentinel://h:65536/m", "port must be 1..65535"},
+		{"redis+sentinel://h:01/m", "port must be 1..65535"},
+		{"redis+sentinel://h:x/m", "port must be 1..65535"},
+		{"redis+sentinel://h:1:2/m", "not host:port"},
+		{"redis+sentinel://h%zz:1/m", "no valid host"},
+		{"redis+sentinel://h:1,h:1/m", "listed twice"},
+		{"redis+sentinel://h:1/a/b", "one master name"},
+		{"redis+sentinel://h:1/a%2Fb", "one master name"},
+		{"redis+sentinel://h:1/a%zz", "one master name"},
+		{"redis+sentinel://h:1/a%20", "space or control"},
+		{"redis+sentinel://h:1/m?db=16", "db must be 0..15"},
+		{"redis+sentinel://h:1/m?db=-1", "db must be 0..15"},
+		{"redis+sentinel://h:1/m?db=1&db=2", "given 2 times"},
+		{"redis+sentinel://h:1/m?password=x", "unknown query parameter"},
+		{"redis+sentinel://h:1/m?sentinel_username=u", "needs sentinel_password"},
+		{"redis+sentinel://h:1/m?db=%zz", "percent-encoded"},
+		{"redis+sentinel://:p%zz@h:1/m", "password is not percent-encoded"},
+		{"redis+sentinel://u%zz:p@h:1/m", "user name is not percent-encoded"},
+		{"redis+sentinel://:p%0A@h:1/m", "control character"},
+		{"http://h:1/m", "not a redis://"},
+		{"redis://h:1/x", "not a redis://"},
+	}
+	for _, tc := range tests {
+		_, err := Parse(tc.url)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q) = %v, want an error containing %q", tc.url, err, tc.want)
+		}
+	}
+}
+
+// TestErrorsHidePassword: no error repeats the password it was given.
+func TestErrorsHidePassword(t *testing.T) {
+	const pw = "Zq9-hunter2-pass"
+	for _, u := range []string{
+		"redis+sentinel://:" + pw + "@h:99999/m",
+		"redis+sentinel://:" + pw + "@h:1/m?bad=1",
+		"redis://:" + pw + "@h:1/x",
+		"redis://:" + pw + "@h:1/0?bogus=1",
+	} {
+		_, err := Parse(u)
+		if err == nil {
+			t.Fatalf("Parse(%q) succeeded", u)
+		}
+		if strings.Contains(err.Error(), pw) {
+			t.Errorf("Parse(%q): error repeats the password: %v", u, err)
+		}
+	}
+}
+
+func TestNewClientAndDescribe(t *testing.T) {
+	for _, tc := range []struct{ url, describe string }{
+		{"redis+sentinel://:pw@a:1,b:2/mm?db=4", `sentinel master "mm" via a:1,b:2 db 4`},
+		{"redis://:pw@h:5/3", "tcp h:5 db 3"},
+	} {
+		s, err := Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Describe(); got != tc.describe {
+			t.Errorf("Describe(%q) = %q, want %q", tc.url, got, tc.describe)
+		}
+		c := s.NewClient()
+		if c == nil {
+			t.Fatalf("NewClient(%q) = nil", tc.url)
+		}
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}
+	if c := (Spec{}).NewClient(); c != nil {
+		t.Errorf("zero Spec made a client")
+	}
+}
+
+// FuzzParse: Parse never panics; a Sentinel spec it accepts has a master
+// name and valid host:port addresses; no error repeats a password given in
+// the userinfo.
+func FuzzParse(f *testing.F) {
+	f.Add("pw-long-enough", "h:1,h2:2", "mymaster", "db=1")
+	f.Add("", "[::1]:26379", "m", "sentinel_password=x")
+	f.Add("a:b", "h", "m%20", "db=99")
+	f.Add("secretsecret", "h:0", "", "")
+	f.Fuzz(func(t *testing.T, pw, hosts, master, query string) {
+		raw := "redis+sentinel://:" + url.PathEscape(pw) + "@" + hosts + "/" + master
+		if query != "" {
+			raw += "?" + query
+		}
+		s, err := Parse(raw)
+		if err != nil {
+			if len(pw) >= 8 && !strings.Contains(hosts+master+query, pw) && strings.Contains(err.Error(), pw) {
+				t.Fatalf("error repeats the password: %v", err)
+			}
+			return
+		}
+		f := s.Failover
+		if f == nil || f.MasterName == "" || len(f.SentinelAddrs) == 0 {
+			t.Fatalf("accepted %q as %+v", raw, s)
+		}
+		for _, a := range f.SentinelAddrs {
+			if _, err := parseHost(a); err != nil {
+				t.Fatalf("accepted address %q does not parse again: %v", a, err)
+			}
+		}
+		if f.DB < 0 || f.DB > DefaultMaxDB {
+			t.Fatalf("db %d", f.DB)
+		}
+		_, _ = Parse(hosts)
+	})
+}
