@@ -12,6 +12,7 @@ all: build
 
 setup: setup-system setup-ort setup-models setup-presets setup-contract-models
 	@./scripts/setup-s3-test.sh
+	@./scripts/setup-chromium.sh
 
 setup-system:
 	@./scripts/setup-system.sh

@@ -308,6 +308,11 @@
         preview.src = url.value.trim();
         preview.hidden = false;
       });
+      preview.addEventListener('error', () => {
+        if (dataURI) return;
+        preview.hidden = true;
+        info.textContent = 'this browser could not show the URL; the server fetches it itself when the job runs';
+      });
     }
     return {
       el: el('div', { class: 'image' }, el('div', { class: 'image-inputs' }, file, url, info), preview),
@@ -393,19 +398,26 @@
   // ---- key, models ----
 
   async function checkKey() {
-    const status = $('key-status');
     sessionStorage.setItem(KEY_STORE, apiKey());
-    if (!apiKey()) { status.textContent = 'no key'; return; }
-    status.textContent = 'checking…';
+    if (!apiKey()) { $('key-status').textContent = 'no key'; return; }
+    $('key-status').textContent = 'checking…';
+    if (await showCredits()) { loadServed(); loadSaved(); }
+  }
+
+  // showCredits shows the key's balance (or why there is none); true
+  // when the key works.
+  async function showCredits() {
+    const status = $('key-status');
     try {
       const res = await fetch('v1/credits', { headers: authHeaders(), cache: 'no-store' });
       const body = await readBody(res);
       status.textContent = res.ok ? `${body.credits} credits` : `${body.code || res.status}: ${body.error}`;
       status.className = res.ok ? 'ok' : 'bad';
-      if (res.ok) { loadServed(); loadSaved(); }
+      return res.ok;
     } catch (e) {
       status.textContent = 'the server did not answer: ' + e.message;
       status.className = 'bad';
+      return false;
     }
   }
 
@@ -500,6 +512,7 @@
     if (watch) watch.abort();
     jobID = job.id;
     shownOutputs = '';
+    delete $('job').dataset.transport;
     $('job').hidden = false;
     $('job-error').hidden = true;
     $('outputs').replaceChildren();
@@ -517,7 +530,7 @@
       if (ac.signal.aborted) return;
     }
     if (ac.signal.aborted) return;
-    $('job-transport').textContent = 'following by polling';
+    setTransport('polling', 'following by polling');
     await poll(id, ac.signal);
   }
 
@@ -528,7 +541,7 @@
       headers: authHeaders({ Accept: 'text/event-stream' }), signal, cache: 'no-store',
     });
     if (!res.ok || !res.body || !(res.headers.get('Content-Type') || '').startsWith('text/event-stream')) return false;
-    $('job-transport').textContent = 'live';
+    setTransport('live', 'live');
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = '';
     for (;;) {
@@ -549,6 +562,13 @@
         }
       }
     }
+  }
+
+  // setTransport says how the job is followed (data-transport stays after
+  // the end, for whoever wants to know how the page learnt it).
+  function setTransport(kind, text) {
+    $('job').dataset.transport = kind;
+    $('job-transport').textContent = text;
   }
 
   function parseEvent(block) {
@@ -610,8 +630,10 @@
     st.textContent = job.status;
     st.className = 'status ' + job.status;
     $('job-id').textContent = job.id;
+    const ended = terminal(job.status) && !$('cancel').hidden;
     $('cancel').hidden = terminal(job.status);
     if (terminal(job.status)) $('job-transport').textContent = '';
+    if (ended) showCredits(); // charged or refunded now
     renderProgress(job);
     if (job.error) showError($('job-error'), job.error);
     const credits = [`credits used: ${job.credits_used ?? '?'}`];
