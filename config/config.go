@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"fashiond/redisconn"
 	"fashiond/storage"
 )
 
@@ -454,9 +455,6 @@ func checkBaseURL(s string) error {
 	return nil
 }
 
-// redisSchemes are the URL schemes go-redis opens.
-var redisSchemes = map[string]bool{"redis": true, "rediss": true, "unix": true}
-
 func (c *Config) checkRedis() error {
 	if !memSize.MatchString(strings.ToLower(c.RedisMaxMemory)) {
 		return fmt.Errorf("FASHIOND_REDIS_MAXMEMORY must be a size such as 512mb or 2gb, not %q", c.RedisMaxMemory)
@@ -464,10 +462,10 @@ func (c *Config) checkRedis() error {
 	if c.RedisURL == "" {
 		return nil
 	}
-	u, err := url.Parse(c.RedisURL)
-	if err != nil || !redisSchemes[u.Scheme] || u.Scheme != "unix" && u.Host == "" {
-		// The value may hold a password: never echo it.
-		return errors.New("FASHIOND_REDIS_URL must be redis://[:password@]host:port[/db], rediss://… or unix:///path")
+	// One parser for every Redis client (redisconn); its errors never
+	// repeat a password.
+	if _, err := redisconn.Parse(c.RedisURL); err != nil {
+		return fmt.Errorf("FASHIOND_REDIS_URL: %w", err)
 	}
 	return nil
 }

@@ -75,11 +75,20 @@ func Parse(raw string) (Spec, error) {
 		return Spec{Failover: f}, nil
 	}
 	o, err := redis.ParseURL(raw)
+	if err == nil && o.Network == "tcp" && !hasHost(raw) {
+		err = errors.New("no host") // go-redis would take localhost:6379
+	}
 	if err != nil {
 		return Spec{}, errors.New("not a redis://[:password@]host:port[/db], rediss://…, unix:///path or " +
 			SentinelScheme + "://host:port[,host:port…]/mastername URL")
 	}
 	return Spec{Single: o}, nil
+}
+
+// hasHost reports whether a redis:// or rediss:// URL names a host.
+func hasHost(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Hostname() != ""
 }
 
 // Sentinel reports whether the spec names a Sentinel-monitored master.

@@ -103,6 +103,8 @@ func TestParseRejects(t *testing.T) {
 		{"redis+sentinel://:p%0A@h:1/m", "control character"},
 		{"http://h:1/m", "not a redis://"},
 		{"redis://h:1/x", "not a redis://"},
+		{"redis://", "not a redis://"},
+		{"rediss://:pw@/2", "not a redis://"},
 	}
 	for _, tc := range tests {
 		_, err := Parse(tc.url)
