@@ -8,7 +8,9 @@
 // over a background plate shifted by smoothed depth; back mirrors the
 // front texture with the face replaced by a shaded hair mass and front
 // prints removed. Each output records its method and, plainly, what
-// the approximation cannot know.
+// the approximation cannot know. With installed generative models the
+// classical view is then inpainted where the plate's fill shows and the
+// back and side views are redrawn over their layout (generative.go).
 package angles
 
 import (
@@ -22,13 +24,17 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines"
 	bodypkg "fashiond/pipelines/body"
+	"fashiond/pipelines/generative"
 	"fashiond/pipelines/scene"
-	"fashiond/pipelines/selfcheck"
 )
 
 // Pipeline implements pipelines.Pipeline for "angle-generation".
 type Pipeline struct {
 	p models.Perception
+	// inp and ref are the installed generative models (nil: classical
+	// only); see generative.go.
+	inp generative.Inpainter
+	ref generative.Refiner
 }
 
 // New returns the angle-generation pipeline over the perception models.
@@ -71,6 +77,11 @@ type View struct {
 	// photo of several people (nil otherwise): zero where the photo is
 	// kept pixel-identical.
 	Confine *image.Gray
+	// Person is the re-rendered person's coverage (soft alpha) and
+	// Uncovered the region where the background plate's fill (where the
+	// person stood in the photo) shows, both at Image's geometry; on a
+	// photo of several people both are limited to where Confine is 255.
+	Person, Uncovered *image.Gray
 }
 
 // Run implements pipelines.Pipeline.
@@ -138,23 +149,20 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 		if err != nil {
 			return nil, err
 		}
-		var checks []pipelines.Check
-		if v.Confine != nil {
-			checks = append(checks, selfcheck.ChangedOutside(r.s.Image, v.Image, v.Confine))
+		step := func(done, total int) {
+			progress("generative", base, fmt.Sprintf("%s (%d/%d), step %d/%d", id, i+1, n, done, total))
 		}
-		checks = append(checks, selfcheck.Hole(r.s.Image, v.Image))
-		if err := pipelines.CheckError("angle-generation: angle "+id, checks); err != nil {
+		o, err := p.finish(ctx, r, v, id, seedOf(in.ImageURL, id), step)
+		if err != nil {
 			return nil, err
 		}
 		progress("upscale", base+0.5*0.8/float64(n), fmt.Sprintf("%s (%d/%d) to %s", id, i+1, n, quality))
-		out, err := p.p.ToTier(ctx, v.Image, quality, ratio)
+		out, err := p.p.ToTier(ctx, o.Image, quality, ratio)
 		if err != nil {
 			return nil, fmt.Errorf("angle %s: %w", id, err)
 		}
-		res.Outputs = append(res.Outputs, pipelines.Output{
-			Image: out, Path: "reference", Method: v.Method, Notes: v.Notes, DataURI: in.ReturnBase64,
-			Checks: checks,
-		})
+		o.Image, o.DataURI = out, in.ReturnBase64
+		res.Outputs = append(res.Outputs, o)
 	}
 	progress("done", 1, "")
 	return res, nil
@@ -246,6 +254,9 @@ func (r *Renderer) inPlace(v *View, person *image.RGBA, alpha *image.Gray) {
 	copy(canvas.Pix, r.s.Background.Pix)
 	scene.Composite(canvas, person, alpha, at)
 	v.Image, v.Confine = r.several.ConfineMoved(r.s.Image, canvas, shiftGray(alpha, at.X))
+	marks := markerPlate(r.s.HoleMask)
+	scene.Composite(marks, personMarker(alpha), alpha, at)
+	v.setMasks(marks, v.Confine)
 	v.Notes = append(v.Notes, fmt.Sprintf("subject: %s; only the subject is re-rendered, in place: the other people, the background and the framing are unchanged", r.several.Rule))
 }
 
@@ -255,6 +266,9 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 	var person *image.RGBA
 	var alpha *image.Gray
 	var bg *image.RGBA
+	// move is the plate's geometry in this view (applied to the marker
+	// plate that tracks where the plate was filled).
+	move := func(m *image.RGBA) *image.RGBA { return m }
 	v := &View{}
 	deg := 0.0
 	switch id {
@@ -269,7 +283,8 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 			deg = -45
 		}
 		person, alpha = r.body.view(deg * math.Pi / 180)
-		bg = shiftBackground(s.Background, s.BackgroundDepth, r.body.pivot, deg*math.Pi/180)
+		move = r.shifted(deg)
+		bg = move(s.Background)
 		v.Method = "turn-foreshortening: every row mapped by one smooth monotone function about the body axis (the head about the nose): near half widened, far half narrowed as a body turned 45 degrees would be, plus a clamped parallax from the depth model's layout; background plate shifted by its smoothed, clamped depth"
 		v.Notes = []string{
 			"a classical approximation of a 45-degree turn: the front texture is foreshortened, not re-rendered; surfaces hidden in the source (the side of the head, the far flank) do not appear, and limbs keep their pose",
@@ -281,7 +296,8 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 			deg = -90
 		}
 		person, alpha = r.body.view(deg * math.Pi / 180)
-		bg = shiftBackground(s.Background, s.BackgroundDepth, r.body.pivot, deg*math.Pi/180)
+		move = r.shifted(deg)
+		bg = move(s.Background)
 		v.Method = "profile-foreshortening: one monotone horizontal map for all rows (near half foreshortened to the body's depth-to-width ratio, far half folded in front of the body axis), keeping the whole body and its vertical structure; background plate shifted by its smoothed, clamped depth"
 		v.Notes = []string{
 			"the side view is synthesised from the front texture: the real profile (nose and chin silhouette, garment side seams, the back half of the body) is unknown; the front view is foreshortened so the near cheek and ear dominate and the face reads as strongly turned, not as a true profile",
@@ -295,7 +311,8 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 		if err != nil {
 			return nil, err
 		}
-		bg = mirror(s.Background)
+		move = mirror
+		bg = move(s.Background)
 		v.Method = "back-synthesis: mirrored front texture"
 		for _, d := range did {
 			v.Method += "; " + d
@@ -312,7 +329,16 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 		return v, nil
 	}
 	v.Image = reframe(bg, person, alpha, ratio)
+	v.setMasks(reframe(move(markerPlate(s.HoleMask)), personMarker(alpha), alpha, ratio), nil)
 	return v, nil
+}
+
+// shifted is the 45-degree and side views' plate geometry: the plate
+// shifted by its smoothed depth for a turn of deg degrees.
+func (r *Renderer) shifted(deg float64) func(*image.RGBA) *image.RGBA {
+	return func(m *image.RGBA) *image.RGBA {
+		return shiftBackground(m, r.s.BackgroundDepth, r.body.pivot, deg*math.Pi/180)
+	}
 }
 
 // reframe composes the person over the background on a canvas of the

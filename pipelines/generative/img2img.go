@@ -127,3 +127,9 @@ func ColourWord(c color.RGBA) string {
 	}
 	return best
 }
+
+// Refiner is the inpainting model behind d as a Refiner.
+func (d *Diffusion) Refiner() *Img2Img { return &Img2Img{m: d.m} }
+
+// Refiner is the text-to-image model behind t as a Refiner (img2img).
+func (t *TextToImage) Refiner() *Img2Img { return &Img2Img{m: t.m} }
