@@ -191,20 +191,56 @@ func disc(m *image.Gray, c models.Point, r float64) {
 // colour (the chest's and the thighs' clothes colours) or, when they match,
 // at the waist; and builds the masks of what lies in front of a garment.
 func (b *body) regions() {
+	chestC := lerp(mid(b.shL, b.shR), mid(b.hipL, b.hipR), chestLevel)
+	split := b.clothesColours(chestC)
+	upper, lower := b.splitClothes(split)
 	w, h := b.w, b.h
-	par := b.parse
-	ms, mh := mid(b.shL, b.shR), mid(b.hipL, b.hipR)
-	clothes := func(i int) bool {
-		c := par.Clothes.Pix[i]
-		return c >= 100 && c >= par.Skin.Pix[i] && c >= par.Hair.Pix[i] && b.pm.Pix[i] >= 64
+	up := mask.FillHoles(mask.Close(mask.Open(upper, 2), 3))
+	b.upper = b.grow(keepComponentNear(up, chestC), b.chest)
+	b.lower = mask.RemoveSmall(mask.Close(mask.Open(lower, 2), 3), w*h/400)
+	if split {
+		b.lower = b.grow(b.lower, b.legs)
 	}
-	chestC := lerp(ms, mh, 0.35)
-	b.chest, _ = b.medianLab(chestC, 0.15*b.sw, clothes)
-	thighs := []models.Point{lerp(b.hipL, b.kneeL, 0.55), lerp(b.hipR, b.kneeR, 0.55)}
+	b.frontMasks()
+}
+
+// Old-garment tuning (lengths in the body's shoulder widths, b.sw).
+const (
+	// chestLevel: the chest's colour is sampled this share of the way from
+	// the shoulders to the hips, within chestRadius.
+	chestLevel  = 0.35
+	chestRadius = 0.15
+	// thighLevel: the thighs' colour is sampled this share of the way from
+	// hip to knee, within thighRadius.
+	thighLevel  = 0.55
+	thighRadius = 0.1
+	// splitDeltaE: chest and thigh colours further apart than this
+	// (CIEDE2000) are two garments split by colour; else at the waist.
+	splitDeltaE = 10
+	// waistLevel: without a colour split the waist lies this share of the
+	// way from the shoulders to the hips.
+	waistLevel = 0.85
+)
+
+// clothesAt says whether pixel i is clothes (the parser's clothes score
+// beats skin and hair, inside the person).
+func (b *body) clothesAt(i int) bool {
+	par := b.parse
+	c := par.Clothes.Pix[i]
+	return c >= 100 && c >= par.Skin.Pix[i] && c >= par.Hair.Pix[i] && b.pm.Pix[i] >= 64
+}
+
+// clothesColours sets the chest's (at chestC) and the thighs' clothes
+// colours and says whether they differ enough to split the garments by
+// colour.
+func (b *body) clothesColours(chestC models.Point) bool {
+	par := b.parse
+	b.chest, _ = b.medianLab(chestC, chestRadius*b.sw, b.clothesAt)
+	thighs := []models.Point{lerp(b.hipL, b.kneeL, thighLevel), lerp(b.hipR, b.kneeR, thighLevel)}
 	var legN int
 	var ll, la, lb []float64
 	for _, t := range thighs {
-		l, n := b.medianLab(t, 0.1*b.sw, func(i int) bool { return b.pm.Pix[i] >= 128 && par.Skin.Pix[i] < 200 || clothes(i) })
+		l, n := b.medianLab(t, thighRadius*b.sw, func(i int) bool { return b.pm.Pix[i] >= 128 && par.Skin.Pix[i] < 200 || b.clothesAt(i) })
 		if n > 0 {
 			ll, la, lb = append(ll, l.L), append(la, l.A), append(lb, l.B)
 			legN += n
@@ -213,18 +249,33 @@ func (b *body) regions() {
 	if legN > 0 {
 		b.legs = garment.Lab{L: med(ll), A: med(la), B: med(lb)}
 	}
-	split := legN > 0 && garment.DeltaE2000Lab(b.chest, b.legs) > 10
-	// Torso and leg capsules bound where each garment can be.
-	torso := image.NewGray(image.Rect(0, 0, w, h))
+	return legN > 0 && garment.DeltaE2000Lab(b.chest, b.legs) > splitDeltaE
+}
+
+// garmentBounds returns the torso and leg capsules that bound where each
+// garment can be.
+func (b *body) garmentBounds() (torso, legs *image.Gray) {
+	ms, mh := mid(b.shL, b.shR), mid(b.hipL, b.hipR)
+	torso = image.NewGray(image.Rect(0, 0, b.w, b.h))
 	hw := 0.75 * b.sw
 	capsule(torso, []models.Point{add(ms, mul(b.up, 0.1*b.sw)), lerp(ms, mh, 1.15)}, []float64{hw, hw})
-	legs := image.NewGray(image.Rect(0, 0, w, h))
+	legs = image.NewGray(image.Rect(0, 0, b.w, b.h))
 	for _, lg := range [][3]models.Point{{b.hipL, b.kneeL, b.ankL}, {b.hipR, b.kneeR, b.ankR}} {
 		capsule(legs, []models.Point{lg[0], lg[1], lg[2]}, []float64{0.45 * b.sw, 0.32 * b.sw, 0.25 * b.sw})
 	}
-	upper := image.NewGray(image.Rect(0, 0, w, h))
-	lower := image.NewGray(image.Rect(0, 0, w, h))
-	waistY := dot(lerp(ms, mh, 0.85), b.up)
+	return torso, legs
+}
+
+// splitClothes labels the person's pixels as the old upper or lower
+// garment: by colour (near the chest's or the thighs' clothes colour,
+// within the torso or leg capsules) when split, else the clothes above or
+// below the waist.
+func (b *body) splitClothes(split bool) (upper, lower *image.Gray) {
+	w, h := b.w, b.h
+	torso, legs := b.garmentBounds()
+	upper = image.NewGray(image.Rect(0, 0, w, h))
+	lower = image.NewGray(image.Rect(0, 0, w, h))
+	waistY := dot(lerp(mid(b.shL, b.shR), mid(b.hipL, b.hipR), waistLevel), b.up)
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
 			i := y*w + x
@@ -232,7 +283,7 @@ func (b *body) regions() {
 				continue
 			}
 			o := y*b.img.Stride + x*4
-			isCl := clothes(i)
+			isCl := b.clothesAt(i)
 			var lab garment.Lab
 			if split || !isCl {
 				lab = garment.ToLab(b.img.Pix[o], b.img.Pix[o+1], b.img.Pix[o+2])
@@ -258,15 +309,16 @@ func (b *body) regions() {
 			}
 		}
 	}
-	up := mask.FillHoles(mask.Close(mask.Open(upper, 2), 3))
-	b.upper = b.grow(keepComponentNear(up, chestC), b.chest)
-	b.lower = mask.RemoveSmall(mask.Close(mask.Open(lower, 2), 3), w*h/400)
-	if split {
-		b.lower = b.grow(b.lower, b.legs)
-	}
+	return upper, lower
+}
 
-	// In front of a torso garment: arms and hands (skin, or anything that
-	// is not the old top inside the arm capsules), hair and the face.
+// frontMasks builds what lies in front of a torso garment: arms and hands
+// (skin, or anything that is not the old top inside the arm capsules),
+// hair and the face (b.front), the hands alone (b.hands), and the region
+// where sleeves lie over the torso (b.armCap).
+func (b *body) frontMasks() {
+	w, h := b.w, b.h
+	par := b.parse
 	arms := image.NewGray(image.Rect(0, 0, w, h))
 	hands := image.NewGray(image.Rect(0, 0, w, h))
 	for _, a := range [][3]models.Point{{b.shL, b.elL, b.wrL}, {b.shR, b.elR, b.wrR}} {
