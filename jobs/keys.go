@@ -26,6 +26,8 @@ type KeyInfo struct {
 	Label     string    `json:"label"`
 	Credits   int64     `json:"credits"`
 	CreatedAt time.Time `json:"created_at"`
+	// RevokedAt is when the key was revoked (nil: it is valid).
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 }
 
 // LedgerEntry is one credit movement of an owner.
@@ -38,9 +40,10 @@ type LedgerEntry struct {
 }
 
 type keyRecord struct {
-	Hash      string    `json:"hash"`
-	Label     string    `json:"label"`
-	CreatedAt time.Time `json:"created_at"`
+	Hash      string     `json:"hash"`
+	Label     string     `json:"label"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"` // nil: valid
 }
 
 // OwnerOf is the owner id of a raw key: the hex SHA-256 of the key. Only
@@ -98,7 +101,7 @@ func (s *Service) provision(ctx context.Context, raw, label string, credits int6
 }
 
 // Authenticate maps a raw key to its owner id; ErrUnauthorized for unknown
-// keys. The stored hash is compared in constant time.
+// and revoked keys. The stored hash is compared in constant time.
 func (s *Service) Authenticate(ctx context.Context, key string) (string, error) {
 	if key == "" || len(key) > 512 {
 		return "", ErrUnauthorized
@@ -112,10 +115,68 @@ func (s *Service) Authenticate(ctx context.Context, key string) (string, error) 
 		return "", fmt.Errorf("jobs: authenticate: %w", err)
 	}
 	var rec keyRecord
-	if json.Unmarshal([]byte(v), &rec) != nil || subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(owner)) != 1 {
+	if json.Unmarshal([]byte(v), &rec) != nil || subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(owner)) != 1 || rec.RevokedAt != nil {
 		return "", ErrUnauthorized
 	}
 	return owner, nil
+}
+
+// ErrKeyRevoked is RevokeKey's error for a key that is already revoked.
+var ErrKeyRevoked = errors.New("jobs: the key is already revoked")
+
+// revokeRetries bounds RevokeKey's optimistic transaction when the keys
+// hash changes under it.
+const revokeRetries = 5
+
+// RevokeKey revokes the key whose ID (a prefix of at least 8 hex digits of
+// its owner id, as in ListKeys) is keyID: from then on Authenticate refuses
+// it. Its credits, jobs and saved models are kept, unusable. Revoking is
+// final; a revoked key's raw value provisioned again (FASHIOND_API_KEYS)
+// stays revoked. It returns the key as revoked; ErrKeyRevoked when it
+// already was.
+func (s *Service) RevokeKey(ctx context.Context, keyID string) (KeyInfo, error) {
+	owner, err := s.resolveKeyID(ctx, keyID)
+	if err != nil {
+		return KeyInfo{}, err
+	}
+	var rec keyRecord
+	txf := func(tx *redis.Tx) error {
+		v, err := tx.HGet(ctx, keyKeys, owner).Result()
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(v), &rec); err != nil {
+			return fmt.Errorf("key record %s: %w", owner[:12], err)
+		}
+		if rec.RevokedAt != nil {
+			return ErrKeyRevoked
+		}
+		now := time.Now().UTC()
+		rec.RevokedAt = &now
+		b, _ := json.Marshal(rec)
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, keyKeys, owner, b)
+			return nil
+		})
+		return err
+	}
+	for range revokeRetries {
+		err = s.rdb.Watch(ctx, txf, keyKeys)
+		if !errors.Is(err, redis.TxFailedErr) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, ErrKeyRevoked):
+		return KeyInfo{}, fmt.Errorf("key %s: %w (at %s)", owner[:12], ErrKeyRevoked, rec.RevokedAt.Format(time.RFC3339))
+	case err != nil:
+		return KeyInfo{}, fmt.Errorf("jobs: revoke key: %w", err)
+	}
+	bal, err := s.Balance(ctx, owner)
+	if err != nil {
+		return KeyInfo{}, err
+	}
+	return KeyInfo{ID: owner[:12], Owner: owner, Label: rec.Label, Credits: bal, CreatedAt: rec.CreatedAt, RevokedAt: rec.RevokedAt}, nil
 }
 
 // ListKeys lists the keys, oldest first.
@@ -134,7 +195,7 @@ func (s *Service) ListKeys(ctx context.Context) ([]KeyInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, KeyInfo{ID: owner[:12], Owner: owner, Label: rec.Label, Credits: bal, CreatedAt: rec.CreatedAt})
+		out = append(out, KeyInfo{ID: owner[:12], Owner: owner, Label: rec.Label, Credits: bal, CreatedAt: rec.CreatedAt, RevokedAt: rec.RevokedAt})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
