@@ -8,11 +8,13 @@ import (
 
 	"fashiond/fetch"
 	"fashiond/jobs"
+	"fashiond/spec"
 )
 
 // The OpenAPI 3.1 document of the service, served at GET /openapi.json.
-// Every input schema is generated from inputRules (rules.go), the table
-// the validator interprets; nothing here restates an input rule.
+// Every input schema is generated from the input rules of package spec
+// (spec/rules.go), the table the validator interprets; nothing here
+// restates an input rule.
 
 // OpenAPIVersion is the OpenAPI version of the document.
 const OpenAPIVersion = "3.1.0"
@@ -119,7 +121,7 @@ func (g *gen) inputs(model string) obj {
 		return g.object(m, "")
 	}
 	var one []any
-	for _, v := range m.variants() {
+	for _, v := range m.Variants() {
 		one = append(one, g.object(m, v))
 	}
 	return obj{"oneOf": one}
@@ -231,7 +233,7 @@ func (g *gen) value(f fieldRule, variant string) obj {
 		return obj{"type": "array", "minItems": f.Min, "maxItems": f.Max, "uniqueItems": true, "items": obj{"type": "string", "enum": anys(f.Enum)}}
 	case kindPoses:
 		var one []any
-		for _, v := range f.Items.variants() {
+		for _, v := range f.Items.Variants() {
 			one = append(one, g.poseObject(f.Items, v))
 		}
 		return obj{"type": "array", "minItems": f.Min, "maxItems": f.Max, "items": obj{"oneOf": one}}
@@ -289,7 +291,7 @@ func errorSchema() obj {
 }
 
 func jobSchema() obj {
-	statuses := anys([]string{jobs.StatusStarting, jobs.StatusSucceeded, jobs.StatusSuccess, jobs.StatusError, jobs.StatusCanceled})
+	statuses := anys(spec.StatusWords)
 	return obj{"type": "object", "required": []string{"id", "model_name", "status", "created_at", "error", "output", "credits_used"}, "properties": obj{
 		"id":               obj{"type": "string"},
 		"model_name":       ref("ModelName"),
@@ -308,7 +310,7 @@ func jobSchema() obj {
 
 func modelInfoSchema() obj {
 	return obj{"type": "object", "required": []string{"name", "lifecycle", "served", "workers", "stages", "generative_models"}, "properties": obj{
-		"name": ref("ModelName"), "lifecycle": obj{"type": "string", "enum": []string{"stable", "experimental"}},
+		"name": ref("ModelName"), "lifecycle": obj{"type": "string", "enum": spec.LifecycleLabels},
 		"served": obj{"type": "boolean"}, "workers": obj{"type": "integer", "minimum": 0}, "stages": obj{"type": "string", "description": "generative or reference (a live worker's stages; empty when unknown)."},
 		"generative_models": obj{"type": []string{"array", "null"}, "items": obj{"type": "string"}},
 	}}

@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"fashiond/fetch"
+	"fashiond/spec"
 )
 
 // Error codes of 400 responses (stable; listed in README_API.md).
@@ -77,7 +78,7 @@ func ValidateWith(p fetch.Policy, model string, raw json.RawMessage) (json.RawMe
 		p.MaxBytes = fetch.DefaultMaxBytes
 	}
 	v := &validator{policy: p}
-	if !slices.Contains(ModelNames, model) {
+	if !spec.Known(model) {
 		return nil, 0, unknownModel(model)
 	}
 	in, e := v.object("inputs", raw)
@@ -128,70 +129,6 @@ func unknownModel(model string) *ValidationError {
 		return verr("model_name", CodeMissingField, "model_name is required; it must be one of: %s", strings.Join(ModelNames, ", "))
 	}
 	return verr("model_name", CodeUnknownModel, "model_name %s is not a model of this service; it must be one of: %s", quoteClip(model), strings.Join(ModelNames, ", "))
-}
-
-// Cost is the credit cost of a job from its inputs (normalised or raw;
-// missing fields take their defaults): QualityCredits (1k=1, 2k=3, 4k=5)
-// times sampleCount for prompt-tryon, product-to-model and model-create,
-// times the number of poses for pose-control, times the number of angles
-// for angle-generation; 1 x sampleCount for tryon; 6/9/12 for a 4/6/8 s
-// video.
-func Cost(model string, inputs json.RawMessage) (int, error) {
-	var in struct {
-		Quality     *string           `json:"quality"`
-		SampleCount *int              `json:"sampleCount"`
-		Poses       []json.RawMessage `json:"poses"`
-		AngleIDs    []json.RawMessage `json:"angleIds"`
-		Duration    *int              `json:"duration"`
-	}
-	if err := json.Unmarshal(inputs, &in); err != nil {
-		return 0, fmt.Errorf("inputs: cannot read the cost fields: %v", err)
-	}
-	q := "1k"
-	if in.Quality != nil {
-		q = *in.Quality
-	}
-	qc, ok := QualityCredits[q]
-	if !ok && model != ModelTryOn && model != ModelImageToVideo {
-		return 0, fmt.Errorf("inputs.quality must be one of 1k, 2k, 4k, got %q", q)
-	}
-	n := 1
-	if in.SampleCount != nil {
-		n = *in.SampleCount
-	}
-	switch model {
-	case ModelPromptTryOn, ModelProductToModel, ModelModelCreate:
-		if n < 1 || n > MaxSampleCount {
-			return 0, fmt.Errorf("inputs.sampleCount must be from 1 to %d, got %d", MaxSampleCount, n)
-		}
-		return qc * n, nil
-	case ModelPoseControl:
-		if len(in.Poses) < 1 || len(in.Poses) > MaxPoses {
-			return 0, fmt.Errorf("inputs.poses must hold 1 to %d poses, got %d", MaxPoses, len(in.Poses))
-		}
-		return qc * len(in.Poses), nil
-	case ModelAngleGeneration:
-		if len(in.AngleIDs) < 1 || len(in.AngleIDs) > MaxAngles {
-			return 0, fmt.Errorf("inputs.angleIds must hold 1 to %d angles, got %d", MaxAngles, len(in.AngleIDs))
-		}
-		return qc * len(in.AngleIDs), nil
-	case ModelTryOn:
-		if n < 1 || n > MaxSampleCount {
-			return 0, fmt.Errorf("inputs.sampleCount must be from 1 to %d, got %d", MaxSampleCount, n)
-		}
-		return n, nil
-	case ModelImageToVideo:
-		d := 6
-		if in.Duration != nil {
-			d = *in.Duration
-		}
-		c, ok := VideoCredits[d]
-		if !ok {
-			return 0, fmt.Errorf("inputs.duration must be 4, 6 or 8, got %d", d)
-		}
-		return c, nil
-	}
-	return 0, fmt.Errorf("model_name %q has no cost rule", model)
 }
 
 // ---- per model ----
@@ -255,7 +192,7 @@ func (v *validator) imageToVideo(o object) (any, *ValidationError) {
 // order into dst (see fields).
 func (v *validator) fill(o object, model string, dst map[string]any) *ValidationError {
 	m := rulesOf(model)
-	if e := o.only(model, m.names()...); e != nil {
+	if e := o.only(model, m.Names()...); e != nil {
 		return e
 	}
 	return v.fields(o, m, dst)
@@ -272,7 +209,7 @@ func (v *validator) fields(o object, m *modelRules, dst map[string]any) *Validat
 	for _, f := range m.Fields {
 		if f.When != "" && !gated {
 			gated = true
-			if e := m.notAllowed(o, variant); e != nil {
+			if e := notAllowed(m, o, variant); e != nil {
 				return e
 			}
 		}
@@ -295,7 +232,7 @@ func (v *validator) fields(o object, m *modelRules, dst map[string]any) *Validat
 				variant = *s
 			}
 		}
-		if e := m.crossChecks(o, f, got, variant, dst[f.Name]); e != nil {
+		if e := crossChecks(m, o, f, got, variant, dst[f.Name]); e != nil {
 			return e
 		}
 	}
@@ -303,21 +240,21 @@ func (v *validator) fields(o object, m *modelRules, dst map[string]any) *Validat
 }
 
 // notAllowed refuses a non-empty field of a variant other than variant.
-func (m *modelRules) notAllowed(o object, variant string) *ValidationError {
+func notAllowed(m *modelRules, o object, variant string) *ValidationError {
 	for _, f := range m.Fields {
 		if f.When == "" || f.When == variant {
 			continue
 		}
 		if s, ok := o.m[f.Name]; ok && !isNull(s) && !bytes.Equal(bytes.TrimSpace(s), []byte(`""`)) {
 			return verr(o.field(f.Name), CodeFieldNotAllowed, "%s is only accepted when %s is %s; %s %s takes %s",
-				o.field(f.Name), o.field(m.Variant), f.When, m.Variant, variant, joinAnd(m.requiredIn(variant)))
+				o.field(f.Name), o.field(m.Variant), f.When, m.Variant, variant, joinAnd(m.RequiredIn(variant)))
 		}
 	}
 	return nil
 }
 
 // crossChecks applies f's ConflictsWith and MaxWhen to its checked value.
-func (m *modelRules) crossChecks(o object, f fieldRule, got map[string]string, variant string, dst any) *ValidationError {
+func crossChecks(m *modelRules, o object, f fieldRule, got map[string]string, variant string, dst any) *ValidationError {
 	if f.ConflictsWith != "" && got[f.Name] != "" && got[f.ConflictsWith] != "" {
 		return verr(o.field(f.Name), CodeConflictingFields, "give either %s or %s, not both: %s", o.field(f.ConflictsWith), o.field(f.Name), f.ConflictNote)
 	}
@@ -387,14 +324,14 @@ func (o object) integer(f fieldRule) (int, *ValidationError) {
 	def, _ := f.Default.(int)
 	n, e := o.intRange(f.Name, def, f.Min, f.Max)
 	if e == nil && len(f.Ints) > 0 && !slices.Contains(f.Ints, n) {
-		return 0, verr(o.field(f.Name), CodeInvalidValue, "%s must be %s (%s), got %d", o.field(f.Name), joinOr(intsText(f.Ints)), f.Unit, n)
+		return 0, verr(o.field(f.Name), CodeInvalidValue, "%s must be %s (%s), got %d", o.field(f.Name), joinOr(spec.IntsText(f.Ints)), f.Unit, n)
 	}
 	return n, e
 }
 
 // poses checks pose-control's array of poses (f.Items: poseRules).
 func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
-	items, e := o.array(f.Name, f.Min, f.Max, "pose")
+	items, e := o.array(f.Name, f.Min, f.Max, f.Noun)
 	if e != nil {
 		return nil, e
 	}
@@ -406,7 +343,7 @@ func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
 		}
 		var p Pose
 		m := f.Items
-		if p.Type, e = v.str(po, m.field(m.Variant)); e != nil {
+		if p.Type, e = v.str(po, m.Field(m.Variant)); e != nil {
 			return nil, e
 		}
 		accepted := []string{m.Variant}
@@ -428,7 +365,7 @@ func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
 
 // angles checks angle-generation's array of distinct angle ids.
 func (o object) angles(f fieldRule) ([]string, *ValidationError) {
-	items, e := o.array(f.Name, f.Min, f.Max, "angle")
+	items, e := o.array(f.Name, f.Min, f.Max, f.Noun)
 	if e != nil {
 		return nil, e
 	}
@@ -758,7 +695,7 @@ func (o object) array(key string, min, max int, noun string) ([]json.RawMessage,
 	raw, ok := o.get(key)
 	path := o.field(key)
 	if !ok {
-		return nil, verr(path, CodeMissingField, "%s is required: an array of 1 to %d %ss", path, max, noun)
+		return nil, verr(path, CodeMissingField, "%s is required: an array of %d to %d %ss", path, min, max, noun)
 	}
 	if k := jsonKind(raw); k != "an array" {
 		return nil, verr(path, CodeInvalidType, "%s must be an array of %ss, got %s", path, noun, k)

@@ -1,78 +1,68 @@
 package api
 
 import (
-	"net/http"
-	"slices"
+	"encoding/json"
+
+	"fashiond/spec"
 )
 
-// Model names of the interface spec, in the spec's order.
+// The spec's names, value sets, limits and prices, read from package spec
+// (their one home) under the names the API has always used.
+
+// Model names of the interface spec.
 const (
-	ModelPromptTryOn     = "prompt-tryon"
-	ModelPoseControl     = "pose-control"
-	ModelModelCreate     = "model-create"
-	ModelProductToModel  = "product-to-model"
-	ModelAngleGeneration = "angle-generation"
-	ModelTryOn           = "tryon"
-	ModelImageToVideo    = "image-to-video"
+	ModelPromptTryOn     = spec.ModelPromptTryOn
+	ModelPoseControl     = spec.ModelPoseControl
+	ModelModelCreate     = spec.ModelModelCreate
+	ModelProductToModel  = spec.ModelProductToModel
+	ModelAngleGeneration = spec.ModelAngleGeneration
+	ModelTryOn           = spec.ModelTryOn
+	ModelImageToVideo    = spec.ModelImageToVideo
 )
 
 // ModelNames lists the seven model names in the spec's order.
-var ModelNames = []string{
-	ModelPromptTryOn, ModelPoseControl, ModelModelCreate, ModelProductToModel,
-	ModelAngleGeneration, ModelTryOn, ModelImageToVideo,
-}
+var ModelNames = spec.ModelNames
 
 // Shared value sets of the spec.
 var (
-	Qualities         = []string{"1k", "2k", "4k"}
-	Ratios            = []string{"1:1", "3:4", "4:3", "9:16", "16:9", "2:3", "3:2", "4:5", "5:4", "21:9"}
-	VideoAspectRatios = []string{"16:9", "9:16"}
-	StyleIDs          = []string{"y2k", "studio", "iphone", "professional", "lifestyle", "analog", "streetwear", "flash", "movie", "minimalist", "ugc", "editorial"}
-	AngleIDs          = []string{"front", "back", "leftSide", "rightSide", "left45", "right45"}
-	Accuracies        = []string{"standard", "high", "hyper"}
-	ModelCreateTypes  = []string{"generate", "upload"}
-	PoseTypes         = []string{"template", "custom"}
-	VideoDurations    = []int{4, 6, 8}
+	Qualities         = spec.Qualities
+	Ratios            = spec.Ratios
+	VideoAspectRatios = spec.VideoAspectRatios
+	StyleIDs          = spec.StyleIDs
+	AngleIDs          = spec.AngleIDs
+	Accuracies        = spec.Accuracies
+	ModelCreateTypes  = spec.ModelCreateTypes
+	PoseTypes         = spec.PoseTypes
+	VideoDurations    = spec.VideoDurations
 )
 
-// Limits: the spec's, and this service's choices where the spec says
-// "not shown" (documented in README_API.md).
+// Limits (see package spec for which are the spec's and which are this
+// service's choices).
 const (
-	MaxSampleCount     = 4    // spec: prompt-tryon, product-to-model, tryon; chosen for model-create
-	MaxPoses           = 8    // chosen (spec: not shown)
-	MaxAngles          = 6    // chosen: the six angle ids, no duplicates
-	MaxCustomPrompt    = 500  // spec: product-to-model customPrompt, in characters (runes)
-	MaxPromptChars     = 2000 // chosen: prompt-tryon prompt, model-create prompt, image-to-video prompt
-	MaxShortTextChars  = 500  // chosen: gender, bodyType, clothing, pose, custom pose text
-	MaxNameChars       = 200  // chosen: model-create name, pose title
-	MaxIDChars         = 128  // chosen: faceModelId, poseModelId
+	MaxSampleCount     = spec.MaxSampleCount
+	MaxPoses           = spec.MaxPoses
+	MaxAngles          = spec.MaxAngles
+	MaxCustomPrompt    = spec.MaxCustomPrompt
+	MaxPromptChars     = spec.MaxPromptChars
+	MaxShortTextChars  = spec.MaxShortTextChars
+	MaxNameChars       = spec.MaxNameChars
+	MaxIDChars         = spec.MaxIDChars
 	DefaultMaxBodySize = 100 << 20
 )
 
 // QualityCredits is the per-image price of a quality tier.
-var QualityCredits = map[string]int{"1k": 1, "2k": 3, "4k": 5}
+var QualityCredits = spec.QualityCredits
 
 // VideoCredits is the price of a video by duration in seconds.
-var VideoCredits = map[int]int{4: 6, 6: 9, 8: 12}
+var VideoCredits = spec.VideoCredits
 
 // SubmitStatus is the HTTP status of an accepted POST /v1/run for model:
 // 200 for prompt-tryon, tryon and image-to-video, 201 for the others.
-func SubmitStatus(model string) int {
-	switch model {
-	case ModelPromptTryOn, ModelTryOn, ModelImageToVideo:
-		return http.StatusOK
-	}
-	return http.StatusCreated
-}
+func SubmitStatus(model string) int { return spec.SubmitStatus(model) }
 
 // Lifecycle is the spec's lifecycle label of a model: "experimental" for
 // image-to-video, "stable" for the others, "" for unknown names.
-func Lifecycle(model string) string {
-	switch {
-	case model == ModelImageToVideo:
-		return "experimental"
-	case slices.Contains(ModelNames, model):
-		return "stable"
-	}
-	return ""
-}
+func Lifecycle(model string) string { return spec.Lifecycle(model) }
+
+// Cost is the credit cost of a job from its inputs (see spec.Cost).
+func Cost(model string, inputs json.RawMessage) (int, error) { return spec.Cost(model, inputs) }

@@ -9,38 +9,35 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"fashiond/spec"
 )
 
-// The spec's model names.
+// The spec's model names (package spec is their home).
 const (
-	ModelPromptTryon    = "prompt-tryon"
-	ModelPoseControl    = "pose-control"
-	ModelModelCreate    = "model-create"
-	ModelProductToModel = "product-to-model"
-	ModelAngles         = "angle-generation"
-	ModelTryon          = "tryon"
-	ModelImageToVideo   = "image-to-video"
+	ModelPromptTryon    = spec.ModelPromptTryOn
+	ModelPoseControl    = spec.ModelPoseControl
+	ModelModelCreate    = spec.ModelModelCreate
+	ModelProductToModel = spec.ModelProductToModel
+	ModelAngles         = spec.ModelAngleGeneration
+	ModelTryon          = spec.ModelTryOn
+	ModelImageToVideo   = spec.ModelImageToVideo
 )
 
 // Catalogue lists the spec's models in spec order with their lifecycle.
-var Catalogue = []ModelInfo{
-	{Name: ModelPromptTryon, Lifecycle: "stable"},
-	{Name: ModelPoseControl, Lifecycle: "stable"},
-	{Name: ModelModelCreate, Lifecycle: "stable"},
-	{Name: ModelProductToModel, Lifecycle: "stable"},
-	{Name: ModelAngles, Lifecycle: "stable"},
-	{Name: ModelTryon, Lifecycle: "stable"},
-	{Name: ModelImageToVideo, Lifecycle: "experimental"},
+var Catalogue = catalogue()
+
+func catalogue() []ModelInfo {
+	out := make([]ModelInfo, len(spec.Table))
+	for i, m := range spec.Table {
+		out[i] = ModelInfo{Name: m.Name, Lifecycle: m.Lifecycle}
+	}
+	return out
 }
 
 // SuccessStatus is the terminal success value of a model: "success" for
 // prompt-tryon, "succeeded" for every other model.
-func SuccessStatus(model string) string {
-	if model == ModelPromptTryon {
-		return StatusSuccess
-	}
-	return StatusSucceeded
-}
+func SuccessStatus(model string) string { return spec.SuccessStatus(model) }
 
 // Priority is a model queue's weight within a worker's image server (asynq
 // weighted priority: a queue with weight 6 is polled about three times as
@@ -85,7 +82,7 @@ func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
 	sort.Strings(known)
 	for _, name := range known {
 		if !seen[name] {
-			out = append(out, ModelInfo{Name: name, Lifecycle: "experimental"})
+			out = append(out, ModelInfo{Name: name, Lifecycle: spec.LifecycleExperimental})
 			seen[name] = true
 		}
 	}

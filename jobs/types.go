@@ -10,17 +10,19 @@ import (
 	"time"
 
 	"fashiond/pipelines"
+	"fashiond/spec"
 )
 
-// Terminal and initial status values of the spec.
+// Terminal and initial status values of the spec (package spec is their
+// home).
 const (
-	StatusStarting  = "starting"
-	StatusSucceeded = "succeeded" // every model but prompt-tryon
-	StatusSuccess   = "success"   // prompt-tryon
-	StatusError     = "error"
+	StatusStarting  = spec.StatusStarting
+	StatusSucceeded = spec.StatusSucceeded // every model but prompt-tryon
+	StatusSuccess   = spec.StatusSuccess   // prompt-tryon
+	StatusError     = spec.StatusError
 	// StatusCanceled is the terminal status of a job its owner cancelled
 	// (POST /v1/cancel/{id}); its cost is refunded.
-	StatusCanceled = "canceled"
+	StatusCanceled = spec.StatusCanceled
 )
 
 // Job is the tracking object of the spec plus extra fields. JSON field names

@@ -37,6 +37,7 @@ import (
 
 	"fashiond/fetch"
 	"fashiond/ffmpeg"
+	"fashiond/spec"
 )
 
 type job struct {
@@ -176,48 +177,48 @@ func plan() []*job {
 	person := "images/fashn_model.webp"
 	var js []*job
 	for _, g := range []string{"flatlay_tee_red.png", "flatlay_tee_navy_stripes.png", "flatlay_longsleeve_green.png", "flatlay_trousers_khaki.png", "tee_white_ghost.png"} {
-		js = append(js, &job{Sheet: "tryon", Label: g + " standard", Model: "tryon", Shown: []string{person, "garments/" + g},
+		js = append(js, &job{Sheet: spec.ModelTryOn, Label: g + " standard", Model: spec.ModelTryOn, Shown: []string{person, "garments/" + g},
 			Inputs: map[string]any{"personImage": uri(person), "garmentImage": uri("garments/" + g)}})
 	}
 	for _, acc := range []string{"high", "hyper"} {
-		js = append(js, &job{Sheet: "tryon", Label: "red tee " + acc + " x2", Model: "tryon", Shown: []string{person, "garments/flatlay_tee_red.png"},
+		js = append(js, &job{Sheet: spec.ModelTryOn, Label: "red tee " + acc + " x2", Model: spec.ModelTryOn, Shown: []string{person, "garments/flatlay_tee_red.png"},
 			Inputs: map[string]any{"personImage": uri(person), "garmentImage": uri("garments/flatlay_tee_red.png"), "accuracy": acc, "sampleCount": 2}})
 	}
 	for _, p := range []string{"a burgundy t-shirt", "navy and white striped shirt", "olive green plaid shirt", "mustard polka dot top", "light blue denim trousers"} {
-		js = append(js, &job{Sheet: "prompt-tryon", Label: p, Model: "prompt-tryon", Shown: []string{person},
+		js = append(js, &job{Sheet: spec.ModelPromptTryOn, Label: p, Model: spec.ModelPromptTryOn, Shown: []string{person},
 			Inputs: map[string]any{"personImage": uri(person), "prompt": p}})
 	}
-	js = append(js, &job{Sheet: "prompt-tryon", Label: "emerald tee on astronaut 2k 1:1", Model: "prompt-tryon", Shown: []string{"images/astronaut.png"},
+	js = append(js, &job{Sheet: spec.ModelPromptTryOn, Label: "emerald tee on astronaut 2k 1:1", Model: spec.ModelPromptTryOn, Shown: []string{"images/astronaut.png"},
 		Inputs: map[string]any{"personImage": uri("images/astronaut.png"), "prompt": "emerald t-shirt", "quality": "2k", "ratio": "1:1"}})
-	for _, s := range []string{"y2k", "studio", "iphone", "professional", "lifestyle", "analog", "streetwear", "flash", "movie", "minimalist", "ugc", "editorial"} {
-		js = append(js, &job{Sheet: "styles", Label: "style " + s, Model: "prompt-tryon", Shown: []string{person},
+	for _, s := range spec.StyleIDs {
+		js = append(js, &job{Sheet: "styles", Label: "style " + s, Model: spec.ModelPromptTryOn, Shown: []string{person},
 			Inputs: map[string]any{"personImage": uri(person), "prompt": "a cobalt blue t-shirt", "styleId": s}})
 	}
 	js = append(js,
-		&job{Sheet: "product-to-model", Label: "red tee, man, editorial x2", Model: "product-to-model", Shown: []string{"garments/flatlay_tee_red.png"},
+		&job{Sheet: spec.ModelProductToModel, Label: "red tee, man, editorial x2", Model: spec.ModelProductToModel, Shown: []string{"garments/flatlay_tee_red.png"},
 			Inputs: map[string]any{"productImage": uri("garments/flatlay_tee_red.png"), "customPrompt": "a man, full body, studio", "styleId": "editorial", "sampleCount": 2}},
-		&job{Sheet: "product-to-model", Label: "ghost tee, default style", Model: "product-to-model", Shown: []string{"garments/tee_white_ghost.png"},
+		&job{Sheet: spec.ModelProductToModel, Label: "ghost tee, default style", Model: spec.ModelProductToModel, Shown: []string{"garments/tee_white_ghost.png"},
 			Inputs: map[string]any{"productImage": uri("garments/tee_white_ghost.png")}},
-		&job{Sheet: "product-to-model", Label: "trousers on model ref, 4:5", Model: "product-to-model", Shown: []string{"garments/flatlay_trousers_khaki.png", person},
+		&job{Sheet: spec.ModelProductToModel, Label: "trousers on model ref, 4:5", Model: spec.ModelProductToModel, Shown: []string{"garments/flatlay_trousers_khaki.png", person},
 			Inputs: map[string]any{"productImage": uri("garments/flatlay_trousers_khaki.png"), "modelImageUrl": uri(person), "ratio": "4:5", "styleId": "lifestyle"}},
-		&job{Sheet: "model-create", Label: "upload", Model: "model-create", Shown: []string{person},
+		&job{Sheet: spec.ModelModelCreate, Label: "upload", Model: spec.ModelModelCreate, Shown: []string{person},
 			Inputs: map[string]any{"type": "upload", "name": "Seated model", "imageBase64": uri(person)}},
-		&job{Sheet: "model-create", Label: "generate: man, navy sweater", Model: "model-create",
+		&job{Sheet: spec.ModelModelCreate, Label: "generate: man, navy sweater", Model: spec.ModelModelCreate,
 			Inputs: map[string]any{"type": "generate", "name": "Generated", "prompt": "a man in a studio", "gender": "male", "clothing": "navy sweater", "sampleCount": 2}},
-		&job{Sheet: "pose-control", Label: "2 templates + 2 texts", Model: "pose-control", Shown: []string{person, "images/astronaut.png", "images/fashn_garment.webp"},
+		&job{Sheet: spec.ModelPoseControl, Label: "2 templates + 2 texts", Model: spec.ModelPoseControl, Shown: []string{person, "images/astronaut.png", "images/fashn_garment.webp"},
 			Inputs: map[string]any{"modelImage": uri(person), "poses": []any{
 				map[string]any{"type": "template", "cdnUrl": uri("images/astronaut.png"), "title": "astronaut"},
 				map[string]any{"type": "template", "cdnUrl": uri("images/fashn_garment.webp"), "title": "standing"},
 				map[string]any{"type": "custom", "text": "arms raised"},
 				map[string]any{"type": "custom", "text": "hands on hips"},
 			}}},
-		&job{Sheet: "angle-generation", Label: "all six angles", Model: "angle-generation", Shown: []string{person},
+		&job{Sheet: spec.ModelAngleGeneration, Label: "all six angles", Model: spec.ModelAngleGeneration, Shown: []string{person},
 			Inputs: map[string]any{"imageUrl": uri(person), "angleIds": []any{"front", "left45", "right45", "leftSide", "rightSide", "back"}}},
-		&job{Sheet: "angle-generation", Label: "left45 right45 base64", Model: "angle-generation", Shown: []string{"images/astronaut.png"},
+		&job{Sheet: spec.ModelAngleGeneration, Label: "left45 right45 base64", Model: spec.ModelAngleGeneration, Shown: []string{"images/astronaut.png"},
 			Inputs: map[string]any{"imageUrl": uri("images/astronaut.png"), "angleIds": []any{"left45", "right45"}, "return_base64": true}},
-		&job{Sheet: "image-to-video", Label: "4s 16:9 no audio, pan", Model: "image-to-video", Shown: []string{person},
+		&job{Sheet: spec.ModelImageToVideo, Label: "4s 16:9 no audio, pan", Model: spec.ModelImageToVideo, Shown: []string{person},
 			Inputs: map[string]any{"imageUrl": uri(person), "prompt": "slow pan right", "duration": 4, "aspectRatio": "16:9", "generateAudio": false}},
-		&job{Sheet: "image-to-video", Label: "8s 9:16 audio, runway push in", Model: "image-to-video", Shown: []string{person},
+		&job{Sheet: spec.ModelImageToVideo, Label: "8s 9:16 audio, runway push in", Model: spec.ModelImageToVideo, Shown: []string{person},
 			Inputs: map[string]any{"imageUrl": uri(person), "prompt": "runway show, push in", "duration": 8, "aspectRatio": "9:16", "generateAudio": true}},
 	)
 	return append(js, photoJobs()...)
@@ -245,14 +246,14 @@ func photoJobs() []*job {
 		add := func(model, label string, shown []string, in map[string]any) {
 			js = append(js, &job{Sheet: "photos-" + model, Label: name + ": " + label, Model: model, Shown: shown, Inputs: in})
 		}
-		add("tryon", "red tee standard", []string{ph, tee}, map[string]any{"personImage": uri(ph), "garmentImage": uri(tee)})
-		add("prompt-tryon", "a red top", []string{ph}, map[string]any{"personImage": uri(ph), "prompt": "a red top"})
-		add("product-to-model", "red tee on this photo", []string{tee, ph}, map[string]any{"productImage": uri(tee), "modelImageUrl": uri(ph)})
-		add("model-create", "upload", []string{ph}, map[string]any{"type": "upload", "name": name, "imageBase64": uri(ph)})
-		add("pose-control", "arms raised, hands on hips", []string{ph}, map[string]any{"modelImage": uri(ph), "poses": []any{
+		add(spec.ModelTryOn, "red tee standard", []string{ph, tee}, map[string]any{"personImage": uri(ph), "garmentImage": uri(tee)})
+		add(spec.ModelPromptTryOn, "a red top", []string{ph}, map[string]any{"personImage": uri(ph), "prompt": "a red top"})
+		add(spec.ModelProductToModel, "red tee on this photo", []string{tee, ph}, map[string]any{"productImage": uri(tee), "modelImageUrl": uri(ph)})
+		add(spec.ModelModelCreate, "upload", []string{ph}, map[string]any{"type": "upload", "name": name, "imageBase64": uri(ph)})
+		add(spec.ModelPoseControl, "arms raised, hands on hips", []string{ph}, map[string]any{"modelImage": uri(ph), "poses": []any{
 			map[string]any{"type": "custom", "text": "arms raised"}, map[string]any{"type": "custom", "text": "hands on hips"}}})
-		add("angle-generation", "left45, back", []string{ph}, map[string]any{"imageUrl": uri(ph), "angleIds": []any{"left45", "back"}})
-		add("image-to-video", "4s 16:9 push in", []string{ph}, map[string]any{"imageUrl": uri(ph), "prompt": "slow push in", "duration": 4, "aspectRatio": "16:9", "generateAudio": false})
+		add(spec.ModelAngleGeneration, "left45, back", []string{ph}, map[string]any{"imageUrl": uri(ph), "angleIds": []any{"left45", "back"}})
+		add(spec.ModelImageToVideo, "4s 16:9 push in", []string{ph}, map[string]any{"imageUrl": uri(ph), "prompt": "slow push in", "duration": 4, "aspectRatio": "16:9", "generateAudio": false})
 	}
 	return js
 }

@@ -19,6 +19,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/all"
 	"fashiond/pipelines/presets"
+	"fashiond/spec"
 )
 
 // Whole-pipeline stages for `fashiond bench`: each iteration runs one job of
@@ -103,6 +104,9 @@ func (s *memStudio) Get(ctx context.Context, owner, id string) (pipelines.SavedM
 	return m, s.im[id], nil
 }
 
+// stageName is pipeline/<model>@<variant>.
+func stageName(model, variant string) string { return "pipeline/" + model + "@" + variant }
+
 type pipelineStage struct {
 	name   string
 	model  string
@@ -113,33 +117,33 @@ func benchPipelineStages() []pipelineStage {
 	person := "images/fashn_model.webp"
 	uri := func(rel string) string { u, _ := benchURI(rel); return u }
 	var st []pipelineStage
-	for _, acc := range []string{"standard", "high", "hyper"} {
-		st = append(st, pipelineStage{"pipeline/tryon@" + acc, "tryon", func() (map[string]any, error) {
-			return map[string]any{"personImage": uri(person), "garmentImage": uri("garments/flatlay_tee_red.png"), "accuracy": acc, "sampleCount": 1}, nil
+	for _, acc := range spec.Accuracies {
+		st = append(st, pipelineStage{stageName(spec.ModelTryOn, acc), spec.ModelTryOn, func() (map[string]any, error) {
+			return map[string]any{"personImage": uri(person), "garmentImage": uri("garments/flatlay_tee_red.png"), "accuracy": acc}, nil
 		}})
 	}
-	for _, q := range []string{"1k", "2k", "4k"} {
+	for _, q := range spec.Qualities {
 		st = append(st,
-			pipelineStage{"pipeline/prompt-tryon@" + q, "prompt-tryon", func() (map[string]any, error) {
-				return map[string]any{"personImage": uri(person), "prompt": "navy and white striped t-shirt", "quality": q, "sampleCount": 1, "ratio": "", "modelImageUrl": "", "styleId": "editorial"}, nil
+			pipelineStage{stageName(spec.ModelPromptTryOn, q), spec.ModelPromptTryOn, func() (map[string]any, error) {
+				return map[string]any{"personImage": uri(person), "prompt": "navy and white striped t-shirt", "quality": q, "styleId": "editorial"}, nil
 			}},
-			pipelineStage{"pipeline/product-to-model@" + q, "product-to-model", func() (map[string]any, error) {
-				return map[string]any{"productImage": uri("garments/flatlay_tee_red.png"), "customPrompt": "a man, full body", "modelImageUrl": "", "styleId": "", "quality": q, "sampleCount": 1, "ratio": "3:4"}, nil
+			pipelineStage{stageName(spec.ModelProductToModel, q), spec.ModelProductToModel, func() (map[string]any, error) {
+				return map[string]any{"productImage": uri("garments/flatlay_tee_red.png"), "customPrompt": "a man, full body", "quality": q}, nil
 			}},
-			pipelineStage{"pipeline/model-create@" + q, "model-create", func() (map[string]any, error) {
-				return map[string]any{"type": "generate", "name": "bench", "prompt": "a man in a studio", "gender": "male", "clothing": "navy sweater", "quality": q, "aspectRatio": "3:4", "sampleCount": 1}, nil
+			pipelineStage{stageName(spec.ModelModelCreate, q), spec.ModelModelCreate, func() (map[string]any, error) {
+				return map[string]any{"type": spec.ModelCreateGenerate, "name": "bench", "prompt": "a man in a studio", "gender": "male", "clothing": "navy sweater", "quality": q}, nil
 			}},
-			pipelineStage{"pipeline/pose-control@" + q, "pose-control", func() (map[string]any, error) {
-				return map[string]any{"modelImage": uri(person), "poses": []any{map[string]any{"type": "custom", "text": "arms raised"}}, "quality": q, "ratio": ""}, nil
+			pipelineStage{stageName(spec.ModelPoseControl, q), spec.ModelPoseControl, func() (map[string]any, error) {
+				return map[string]any{"modelImage": uri(person), "poses": []any{map[string]any{"type": spec.PoseCustom, "text": "arms raised"}}, "quality": q}, nil
 			}},
-			pipelineStage{"pipeline/angle-generation@" + q, "angle-generation", func() (map[string]any, error) {
-				return map[string]any{"imageUrl": uri(person), "angleIds": []any{"left45"}, "quality": q, "ratio": "", "return_base64": false}, nil
+			pipelineStage{stageName(spec.ModelAngleGeneration, q), spec.ModelAngleGeneration, func() (map[string]any, error) {
+				return map[string]any{"imageUrl": uri(person), "angleIds": []any{"left45"}, "quality": q}, nil
 			}},
 		)
 	}
-	for _, d := range []int{4, 6, 8} {
-		st = append(st, pipelineStage{fmt.Sprintf("pipeline/image-to-video@%ds", d), "image-to-video", func() (map[string]any, error) {
-			return map[string]any{"imageUrl": uri(person), "prompt": "", "duration": d, "aspectRatio": "9:16", "generateAudio": true}, nil
+	for _, d := range spec.VideoDurations {
+		st = append(st, pipelineStage{stageName(spec.ModelImageToVideo, fmt.Sprintf("%ds", d)), spec.ModelImageToVideo, func() (map[string]any, error) {
+			return map[string]any{"imageUrl": uri(person), "duration": d}, nil
 		}})
 	}
 	return st
@@ -176,6 +180,10 @@ func init() {
 			}
 			raw, err := json.Marshal(in)
 			if err != nil {
+				return err
+			}
+			// The API's defaults, as a job through POST /v1/run gets them.
+			if raw, err = spec.Normalise(s.model, raw); err != nil {
 				return err
 			}
 			res, err := p.Run(ctx, &pipelines.Request{

@@ -13,7 +13,6 @@ package posecontrol
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -27,6 +26,7 @@ import (
 	"fashiond/pipelines/repose"
 	"fashiond/pipelines/scene"
 	"fashiond/pipelines/selfcheck"
+	"fashiond/spec"
 )
 
 // Method is Output.Method of every pose-control result.
@@ -44,59 +44,37 @@ type Pipeline struct {
 
 // New returns the pipeline over the perception models.
 func New(p models.Perception) *Pipeline {
-	return &Pipeline{p: p, log: slog.Default().With("pipeline", "pose-control")}
+	return &Pipeline{p: p, log: slog.Default().With("pipeline", spec.ModelPoseControl)}
 }
 
 // Name implements pipelines.Pipeline.
-func (*Pipeline) Name() string { return "pose-control" }
+func (*Pipeline) Name() string { return spec.ModelPoseControl }
 
 // PoseSpec is one element of inputs.poses.
 type PoseSpec = pipelines.Pose
 
-// Inputs are the normalised pose-control inputs.
+// Inputs are the normalised pose-control inputs: the API has checked them
+// against the spec, and spec.Decode applies its defaults.
 type Inputs = pipelines.PoseControlInputs
-
-// MaxPoses is the most poses one job may ask for.
-const MaxPoses = 8
 
 // Run implements pipelines.Pipeline.
 func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
 	var in Inputs
-	if err := json.Unmarshal(req.Inputs, &in); err != nil {
-		return nil, pipelines.Failf("pose-control: bad inputs: %v", err)
+	if err := spec.Decode(spec.ModelPoseControl, req.Inputs, &in); err != nil {
+		return nil, pipelines.Failf("%s: bad inputs: %v", spec.ModelPoseControl, err)
 	}
-	if len(in.Poses) == 0 || len(in.Poses) > MaxPoses {
-		return nil, pipelines.Failf("pose-control: poses must hold 1 to %d poses, got %d", MaxPoses, len(in.Poses))
-	}
-	if in.Quality == "" {
-		in.Quality = "1k"
-	}
-	if _, err := models.TierPixels(in.Quality); err != nil {
-		return nil, pipelines.Failf("pose-control: %v", err)
-	}
-	if in.Ratio != "" {
-		if _, _, err := models.ParseRatio(in.Ratio); err != nil {
-			return nil, pipelines.Failf("pose-control: %v", err)
-		}
-	}
-	// Read every custom text first: a bad text fails the job before any
-	// image work.
+	// Read every custom text first: a text the pose vocabulary does not
+	// understand fails the job before any image work.
 	parsed := make([]repose.ParsedPose, len(in.Poses))
 	for i, ps := range in.Poses {
-		switch ps.Type {
-		case "custom":
-			pp, err := repose.ParsePoseText(ps.Text)
-			if err != nil {
-				return nil, pipelines.Failf("poses[%d]: %v", i, err)
-			}
-			parsed[i] = pp
-		case "template":
-			if ps.CDNURL == "" {
-				return nil, pipelines.Failf("poses[%d]: a template pose needs a cdnUrl", i)
-			}
-		default:
-			return nil, pipelines.Failf("poses[%d]: unknown pose type %q (want template or custom)", i, ps.Type)
+		if ps.Type != spec.PoseCustom {
+			continue
 		}
+		pp, err := repose.ParsePoseText(ps.Text)
+		if err != nil {
+			return nil, pipelines.Failf("poses[%d]: %v", i, err)
+		}
+		parsed[i] = pp
 	}
 	progress := req.Progress
 	if progress == nil {
@@ -154,7 +132,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		var target repose.Skeleton
 		notes := append([]string(nil), repose.Notes...)
 		switch ps.Type {
-		case "template":
+		case spec.PoseTemplate:
 			field := fmt.Sprintf("inputs.poses[%d].cdnUrl", i)
 			timg, err := req.Images.Load(ctx, field, ps.CDNURL)
 			if err != nil {
@@ -174,7 +152,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			if target.Facing() != src.Facing() {
 				notes = append(notes, "the template faces the other way: its left and right limbs were swapped to copy the picture's layout")
 			}
-		case "custom":
+		case spec.PoseCustom:
 			pp := parsed[i]
 			var err error
 			target, err = pp.Apply(src)

@@ -16,13 +16,11 @@ package producttomodel
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"image"
 	"image/draw"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"fashiond/models"
 	"fashiond/pipelines"
@@ -34,19 +32,18 @@ import (
 	"fashiond/pipelines/selfcheck"
 	"fashiond/pipelines/style"
 	"fashiond/pipelines/transfer"
+	"fashiond/spec"
 )
 
 // DefaultStyle is the look used when styleId is omitted: the neutral studio
 // presentation.
 const DefaultStyle = "studio"
 
-// MaxPromptRunes is the spec's customPrompt limit.
-const MaxPromptRunes = 500
-
-// Inputs are the product-to-model job inputs (defaults applied by the API).
+// Inputs are the product-to-model job inputs: the API has checked them
+// against the spec, and spec.Decode applies its defaults.
 type Inputs = pipelines.ProductToModelInputs
 
-// Pipeline implements pipelines.Pipeline for "product-to-model".
+// Pipeline implements pipelines.Pipeline for product-to-model.
 type Pipeline struct {
 	p   models.Perception
 	lib *presets.Library
@@ -58,39 +55,7 @@ type Pipeline struct {
 func New(p models.Perception, lib *presets.Library) *Pipeline { return &Pipeline{p: p, lib: lib} }
 
 // Name implements pipelines.Pipeline.
-func (*Pipeline) Name() string { return "product-to-model" }
-
-// normalise checks the inputs and applies defaults.
-func normalise(in *Inputs) error {
-	if in.ProductImage == "" {
-		return pipelines.Failf("inputs.productImage is required")
-	}
-	if utf8.RuneCountInString(in.CustomPrompt) > MaxPromptRunes {
-		return pipelines.Failf("inputs.customPrompt is longer than %d characters", MaxPromptRunes)
-	}
-	if in.StyleID != "" && !style.Valid(in.StyleID) {
-		return pipelines.Failf("inputs.styleId %q is not one of %v", in.StyleID, style.IDs)
-	}
-	if in.Quality == "" {
-		in.Quality = "1k"
-	}
-	if _, err := models.TierPixels(in.Quality); err != nil {
-		return pipelines.Failf("inputs.quality: %v", err)
-	}
-	if in.Ratio == "" {
-		in.Ratio = "3:4"
-	}
-	if _, _, err := models.ParseRatio(in.Ratio); err != nil {
-		return pipelines.Failf("inputs.ratio: %v", err)
-	}
-	if in.SampleCount == 0 {
-		in.SampleCount = 1
-	}
-	if in.SampleCount < 1 || in.SampleCount > 4 {
-		return pipelines.Failf("inputs.sampleCount must be 1 to 4, not %d", in.SampleCount)
-	}
-	return nil
-}
+func (*Pipeline) Name() string { return spec.ModelProductToModel }
 
 // framings lists the preset framings that can show a garment kind.
 func framings(kind string) []string {
@@ -108,11 +73,8 @@ type base struct {
 // Run implements pipelines.Pipeline.
 func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
 	var in Inputs
-	if err := json.Unmarshal(req.Inputs, &in); err != nil {
+	if err := spec.Decode(spec.ModelProductToModel, req.Inputs, &in); err != nil {
 		return nil, pipelines.Failf("invalid inputs: %v", err)
-	}
-	if err := normalise(&in); err != nil {
-		return nil, err
 	}
 	progress := req.Progress
 	if progress == nil {
@@ -216,7 +178,7 @@ func (pl *Pipeline) faceChecks(ctx context.Context, model image.Image, dressed *
 		return nil, nil
 	}
 	checks := []pipelines.Check{selfcheck.FaceChange(model, dressed, *f)}
-	return checks, pipelines.CheckError("product-to-model", checks)
+	return checks, pipelines.CheckError(spec.ModelProductToModel, checks)
 }
 
 // presetBases chooses preset model photos by customPrompt's words, the
@@ -253,7 +215,7 @@ func (pl *Pipeline) style(ctx context.Context, img *image.RGBA, sid string, seed
 	if err == nil {
 		var st *style.Styled
 		if st, err = style.ApplyScene(ctx, pl.p, img, sid, seed, scene); err == nil {
-			return st, pipelines.CheckError("product-to-model", st.Checks)
+			return st, pipelines.CheckError(spec.ModelProductToModel, st.Checks)
 		}
 	}
 	if ctx.Err() != nil {

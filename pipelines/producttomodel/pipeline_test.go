@@ -167,41 +167,6 @@ func TestNoFittingPreset(t *testing.T) {
 	}
 }
 
-func TestNormalise(t *testing.T) {
-	long := strings.Repeat("é", 501)
-	for _, tc := range []struct {
-		name string
-		in   Inputs
-		want string // "" = ok
-	}{
-		{"defaults", Inputs{ProductImage: "x"}, ""},
-		{"no product", Inputs{}, "productImage"},
-		{"long prompt", Inputs{ProductImage: "x", CustomPrompt: long}, "500"},
-		{"500 runes ok", Inputs{ProductImage: "x", CustomPrompt: long[:1000]}, ""},
-		{"bad style", Inputs{ProductImage: "x", StyleID: "vaporwave"}, "styleId"},
-		{"bad quality", Inputs{ProductImage: "x", Quality: "8k"}, "quality"},
-		{"bad ratio", Inputs{ProductImage: "x", Ratio: "3x4"}, "ratio"},
-		{"too many", Inputs{ProductImage: "x", SampleCount: 5}, "sampleCount"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			in := tc.in
-			err := normalise(&in)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if in.Quality != "1k" || in.Ratio != "3:4" || in.SampleCount != 1 {
-					t.Errorf("defaults not applied: %+v", in)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v, want one mentioning %q", err, tc.want)
-			}
-		})
-	}
-}
-
 // TestFrameKeepsPerson: framing to a ratio keeps the person's box inside.
 func TestFrameKeepsPerson(t *testing.T) {
 	img := image.NewRGBA(image.Rect(0, 0, 800, 1200))
@@ -228,26 +193,4 @@ func TestFrameKeepsPerson(t *testing.T) {
 			t.Errorf("%s: the crop keeps %d of %d person pixels", r, n, 400*200)
 		}
 	}
-}
-
-// FuzzNormalise: any prompt, style, quality and ratio either validates or
-// is a job error; never a panic.
-func FuzzNormalise(f *testing.F) {
-	f.Add("a woman standing in a park", "studio", "1k", "3:4", 1)
-	f.Add(strings.Repeat("x", 600), "", "2k", "", 4)
-	f.Add("", "bad", "4k", "0:0", 0)
-	f.Fuzz(func(t *testing.T, prompt, sid, q, ratio string, n int) {
-		in := Inputs{ProductImage: "x", CustomPrompt: prompt, StyleID: sid, Quality: q, Ratio: ratio, SampleCount: n}
-		err := normalise(&in)
-		if err != nil {
-			var pe *pipelines.Error
-			if !errors.As(err, &pe) {
-				t.Fatalf("not a job error: %v", err)
-			}
-			return
-		}
-		if _, _, err := models.TierSize(in.Quality, in.Ratio); err != nil {
-			t.Fatalf("accepted inputs without a tier size: %+v: %v", in, err)
-		}
-	})
 }

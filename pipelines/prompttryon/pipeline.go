@@ -13,7 +13,6 @@ package prompttryon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -26,15 +25,17 @@ import (
 	"fashiond/pipelines/presets"
 	"fashiond/pipelines/recolour"
 	"fashiond/pipelines/style"
+	"fashiond/spec"
 )
 
 // Name is the model name of the interface spec.
-const Name = "prompt-tryon"
+const Name = spec.ModelPromptTryOn
 
 // maxWorkPixels caps the working resolution; ToTier reaches the tier.
 const maxWorkPixels = 4_000_000
 
-// Inputs are the normalised job inputs (defaults applied by the API).
+// Inputs are the normalised job inputs: the API has checked them against
+// the spec, and spec.Decode applies its defaults.
 type Inputs = pipelines.PromptTryOnInputs
 
 // Pipeline implements pipelines.Pipeline for prompt-tryon.
@@ -71,28 +72,8 @@ func (*Pipeline) Name() string { return Name }
 // Run implements pipelines.Pipeline.
 func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
 	var in Inputs
-	if err := json.Unmarshal(req.Inputs, &in); err != nil {
-		return nil, pipelines.Failf("prompt-tryon: bad inputs: %v", err)
-	}
-	if in.SampleCount == 0 {
-		in.SampleCount = 1
-	}
-	if in.SampleCount < 1 || in.SampleCount > 4 {
-		return nil, pipelines.Failf("prompt-tryon: sampleCount %d out of range 1-4", in.SampleCount)
-	}
-	if in.Quality == "" {
-		in.Quality = "1k"
-	}
-	if _, err := models.TierPixels(in.Quality); err != nil {
-		return nil, pipelines.Failf("prompt-tryon: %v", err)
-	}
-	if in.Ratio != "" {
-		if _, _, err := models.ParseRatio(in.Ratio); err != nil {
-			return nil, pipelines.Failf("prompt-tryon: %v", err)
-		}
-	}
-	if in.StyleID != "" && !style.Valid(in.StyleID) {
-		return nil, pipelines.Failf("prompt-tryon: unknown styleId %q (want one of %s)", in.StyleID, strings.Join(style.IDs, ", "))
+	if err := spec.Decode(Name, req.Inputs, &in); err != nil {
+		return nil, pipelines.Failf("%s: bad inputs: %v", Name, err)
 	}
 	spec, err := recolour.Parse(in.Prompt)
 	if err != nil {

@@ -90,7 +90,6 @@ func TestRun(t *testing.T) {
 		want string
 	}{
 		{map[string]any{"personImage": person, "prompt": "make it nice"}, `could not find a colour or pattern in "make it nice"; understood region=top, no colour, no pattern`},
-		{map[string]any{"personImage": person, "prompt": "red shirt", "styleId": "vintage"}, `unknown styleId "vintage"`},
 		{map[string]any{"personImage": "file:images/missing.png", "prompt": "red shirt"}, "inputs.personImage"},
 		{map[string]any{"personImage": "file:images/astronaut.png", "prompt": "olive trousers"}, "found no bottom region"},
 		{map[string]any{"personImage": person, "prompt": "red shirt", "modelImageUrl": "preset:nobody"}, "no preset library"},

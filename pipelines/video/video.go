@@ -10,7 +10,6 @@ package video
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"image"
 	"log/slog"
@@ -25,6 +24,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/scene"
+	"fashiond/spec"
 )
 
 // Options configures the pipeline.
@@ -42,7 +42,7 @@ type Options struct {
 	Inpainter generative.Inpainter
 }
 
-// Pipeline implements pipelines.Pipeline for "image-to-video".
+// Pipeline implements pipelines.Pipeline for image-to-video.
 type Pipeline struct {
 	p    models.Perception
 	opts Options
@@ -63,7 +63,7 @@ func New(p models.Perception, opts Options) *Pipeline {
 }
 
 // Name implements pipelines.Pipeline.
-func (*Pipeline) Name() string { return "image-to-video" }
+func (*Pipeline) Name() string { return spec.ModelImageToVideo }
 
 // GenerativeModels implements pipelines.GenerativeUser.
 func (p *Pipeline) GenerativeModels() []string {
@@ -108,7 +108,7 @@ type Stats struct {
 // SizeFor returns the output size for an aspect ratio.
 func SizeFor(aspect string) (w, h int, err error) {
 	switch aspect {
-	case "", "9:16":
+	case "9:16":
 		return 720, 1280, nil
 	case "16:9":
 		return 1280, 720, nil
@@ -116,39 +116,21 @@ func SizeFor(aspect string) (w, h int, err error) {
 	return 0, 0, fmt.Errorf("aspectRatio %q is not supported (use 16:9 or 9:16)", aspect)
 }
 
-// resolve validates inputs and applies defaults.
+// resolve turns normalised inputs (checked by the API, defaults applied by
+// spec.Decode) into a video request; only the output size is looked up.
 func (p *Pipeline) resolve(in Inputs) (Spec, error) {
-	d := in.Duration
-	if d == 0 {
-		d = 6
-	}
-	if d != 4 && d != 6 && d != 8 {
-		return Spec{}, fmt.Errorf("duration %d is not supported (use 4, 6 or 8)", d)
-	}
 	w, h, err := SizeFor(in.AspectRatio)
 	if err != nil {
 		return Spec{}, err
 	}
-	audio := in.GenerateAudio
-	return Spec{Prompt: in.Prompt, Duration: time.Duration(d) * time.Second, Width: w, Height: h, FPS: p.opts.FPS, Audio: audio}, nil
-}
-
-// decodeInputs decodes a job's inputs; an absent generateAudio means true,
-// as the spec says (the API always sends it, direct enqueues may not).
-func decodeInputs(raw json.RawMessage) (Inputs, error) {
-	in := Inputs{GenerateAudio: true}
-	err := json.Unmarshal(raw, &in)
-	return in, err
+	return Spec{Prompt: in.Prompt, Duration: time.Duration(in.Duration) * time.Second, Width: w, Height: h, FPS: p.opts.FPS, Audio: in.GenerateAudio}, nil
 }
 
 // Run implements pipelines.Pipeline.
 func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
-	in, err := decodeInputs(req.Inputs)
-	if err != nil {
+	var in Inputs
+	if err := spec.Decode(spec.ModelImageToVideo, req.Inputs, &in); err != nil {
 		return nil, pipelines.Failf("invalid inputs: %v", err)
-	}
-	if in.ImageURL == "" {
-		return nil, pipelines.Failf("inputs.imageUrl is required")
 	}
 	spec, err := p.resolve(in)
 	if err != nil {

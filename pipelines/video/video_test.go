@@ -20,6 +20,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
 	"fashiond/pipelines/scene"
+	"fashiond/spec"
 )
 
 func needFFmpeg(t testing.TB) {
@@ -276,11 +277,10 @@ func TestResolve(t *testing.T) {
 		w, h, d int
 		audio   bool
 	}{
-		{Inputs{GenerateAudio: true}, true, 720, 1280, 6, true},
+		{Inputs{Duration: 6, AspectRatio: "9:16", GenerateAudio: true}, true, 720, 1280, 6, true},
 		{Inputs{Duration: 4, AspectRatio: "16:9", GenerateAudio: f}, true, 1280, 720, 4, false},
 		{Inputs{Duration: 8, AspectRatio: "9:16", GenerateAudio: true}, true, 720, 1280, 8, true},
-		{Inputs{Duration: 5}, false, 0, 0, 0, false},
-		{Inputs{AspectRatio: "1:1"}, false, 0, 0, 0, false},
+		{Inputs{Duration: 6, AspectRatio: "1:1"}, false, 0, 0, 0, false},
 	}
 	for _, c := range cases {
 		s, err := p.resolve(c.in)
@@ -484,11 +484,17 @@ func TestMappingContinuous(t *testing.T) {
 	}
 }
 
-func TestDecodeInputsDefaultsAudioOn(t *testing.T) {
-	for raw, want := range map[string]bool{`{"imageUrl":"x"}`: true, `{"generateAudio":false}`: false, `{"generateAudio":true}`: true} {
-		in, err := decodeInputs(json.RawMessage(raw))
-		if err != nil || in.GenerateAudio != want {
-			t.Fatalf("%s: generateAudio %v (%v), want %v", raw, in.GenerateAudio, err, want)
+// TestDecodeInputsDefaults: inputs that did not come through the API get
+// the spec's defaults when the pipeline decodes them (audio on, 6 s, 9:16).
+func TestDecodeInputsDefaults(t *testing.T) {
+	for raw, want := range map[string]Inputs{
+		`{"imageUrl":"x"}`:                       {ImageURL: "x", Duration: 6, AspectRatio: "9:16", GenerateAudio: true},
+		`{"imageUrl":"x","generateAudio":false}`: {ImageURL: "x", Duration: 6, AspectRatio: "9:16", GenerateAudio: false},
+		`{"imageUrl":"x","duration":4,"aspectRatio":"16:9","generateAudio":null}`: {ImageURL: "x", Duration: 4, AspectRatio: "16:9", GenerateAudio: true},
+	} {
+		var in Inputs
+		if err := spec.Decode(spec.ModelImageToVideo, json.RawMessage(raw), &in); err != nil || in != want {
+			t.Fatalf("%s: decoded %+v (%v), want %+v", raw, in, err, want)
 		}
 	}
 }
