@@ -84,7 +84,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.R
 	} else {
 		log.Warn("no preset model library", "dir", pdir)
 	}
-	roles := map[diffusion.Task]string{diffusion.Inpainting: cfg.GenerativeInpainting, diffusion.TextToImage: cfg.GenerativeTextToImage}
+	roles := map[diffusion.Task]string{diffusion.Inpainting: cfg.GenerativeInpainting, diffusion.TextToImage: cfg.GenerativeTextToImage,
+		diffusion.TryOn: cfg.GenerativeTryOn}
 	gen, gcl, err := OpenGenerative(ctx, rt, cfg.ModelsDir, roles, batching, log)
 	if err != nil {
 		cl.Close()
@@ -108,7 +109,7 @@ func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *p
 	reg = pipelines.NewRegistry(
 		prompttryon.New(p, lib).WithInpainter(gen.Inpainter),
 		posecontrol.New(p).WithInpainter(gen.Inpainter),
-		tryon.New(p).WithInpainter(gen.Inpainter),
+		tryon.New(p).WithInpainter(gen.Inpainter).WithTryOner(gen.TryOner),
 		angles.New(p),
 	)
 	if err := ffmpeg.Check(); err != nil {
@@ -135,6 +136,9 @@ type Generative struct {
 	Inpainter generative.Inpainter
 	// TextToImage is the node's text-to-image model.
 	TextToImage generative.Generator
+	// TryOner is the node's try-on model (CatVTON layout): tryon puts the
+	// garment on with it instead of the warp.
+	TryOner generative.TryOner
 }
 
 // OpenGenerative loads the node's installed generative models by role:
@@ -145,7 +149,7 @@ type Generative struct {
 func OpenGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string, roles map[diffusion.Task]string, batching bool, log *slog.Logger) (Generative, io.Closer, error) {
 	var gen Generative
 	var cl closers
-	for _, task := range []diffusion.Task{diffusion.Inpainting, diffusion.TextToImage} {
+	for _, task := range []diffusion.Task{diffusion.Inpainting, diffusion.TextToImage, diffusion.TryOn} {
 		if roles[task] == roleOff {
 			continue
 		}
@@ -158,18 +162,29 @@ func OpenGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string
 			continue
 		}
 		cl = append(cl, m)
-		if task == diffusion.Inpainting {
-			gen.Inpainter, err = generative.NewDiffusion(m)
-		} else {
-			gen.TextToImage, err = generative.NewTextToImage(m)
-		}
-		if err != nil {
+		if err := gen.set(task, m); err != nil {
 			cl.Close()
 			return Generative{}, closers{}, err
 		}
 		log.Info("generative model in use", "role", task, "model", m.Name(), "dtype", m.DType(), "device", m.Device())
 	}
 	return gen, cl, nil
+}
+
+// set wraps m as the capability of its role.
+func (g *Generative) set(task diffusion.Task, m *diffusion.Model) error {
+	var err error
+	switch task {
+	case diffusion.Inpainting:
+		g.Inpainter, err = generative.NewDiffusion(m)
+	case diffusion.TextToImage:
+		g.TextToImage, err = generative.NewTextToImage(m)
+	case diffusion.TryOn:
+		g.TryOner, err = generative.NewTryOn(m)
+	default:
+		err = fmt.Errorf("generative role %s has no capability", task)
+	}
+	return err
 }
 
 // roleOff as a role's setting turns the role off.

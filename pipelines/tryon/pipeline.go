@@ -3,8 +3,9 @@
 // the adapter: it decodes the inputs, loads the images, chooses the subject
 // (package body), calls the transfer capability on the subject's crop,
 // confines the result to the subject's region, runs the self-checks and,
-// with an installed inpainting model, the generative refinement. Output is
-// at the person image's size.
+// with an installed try-on model (CatVTON layout), puts the garment on with
+// it over the garment region the transfer computes, else, with an installed
+// inpainting model, refines the warp. Output is at the person image's size.
 package tryon
 
 import (
@@ -25,6 +26,7 @@ type Inputs = pipelines.TryOnInputs
 type Pipeline struct {
 	p   models.Perception
 	inp generative.Inpainter
+	ton generative.TryOner
 }
 
 // New returns the tryon pipeline over the perception models.
@@ -38,12 +40,25 @@ func (pl *Pipeline) WithInpainter(inp generative.Inpainter) *Pipeline {
 	return pl
 }
 
-// GenerativeModels implements pipelines.GenerativeUser.
+// WithTryOner makes the pipeline put the garment on with an installed
+// try-on model (CatVTON layout) instead of the warp; the warp (and its
+// refinement) stays the fallback. nil keeps the classical path.
+func (pl *Pipeline) WithTryOner(ton generative.TryOner) *Pipeline {
+	pl.ton = ton
+	return pl
+}
+
+// GenerativeModels implements pipelines.GenerativeUser: the try-on model,
+// then the inpainting model, those installed.
 func (pl *Pipeline) GenerativeModels() []string {
-	if pl.inp == nil {
-		return nil
+	var out []string
+	if pl.ton != nil {
+		out = append(out, pl.ton.Model())
 	}
-	return []string{pl.inp.Model()}
+	if pl.inp != nil {
+		out = append(out, pl.inp.Model())
+	}
+	return out
 }
 
 // Name implements pipelines.Pipeline.
@@ -99,7 +114,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		base := 0.15 + 0.85*float64(i)/float64(n)
 		span := 0.85 / float64(n)
 		detail := fmt.Sprintf("sample %d/%d", i+1, n)
-		o, err := subj.transfer(ctx, pl.p, pl.inp, g, transfer.Options{
+		o, err := subj.transfer(ctx, pl.p, generators{inp: pl.inp, ton: pl.ton, garment: gimg}, g, transfer.Options{
 			Accuracy: in.Accuracy, Variation: i, Seed: seedOf(req.JobID),
 			Progress: func(stage string, f float64) { progress(stage, base+span*f, detail) },
 		})

@@ -41,14 +41,51 @@ func findSubject(ctx context.Context, p models.Perception, person image.Image) (
 	return &subject{img: img, a: a, crop: a.CropRect(), alpha: a.EditAlpha()}, nil
 }
 
-// transfer puts g on the subject: transfer.Transfer on the subject's crop, the
-// result placed back and confined to the subject's region and blend band,
-// then measured (changed outside the subject, face unchanged, face found).
-func (s *subject) transfer(ctx context.Context, p models.Perception, inp generative.Inpainter, g *garment.Garment, o transfer.Options) (pipelines.Output, error) {
+// generators are the installed generative models the transfer may use (nil
+// fields keep the classical path) and the garment photo the try-on model
+// takes.
+type generators struct {
+	inp     generative.Inpainter
+	ton     generative.TryOner
+	garment image.Image
+}
+
+// transfer puts g on the subject: transfer.Transfer on the subject's crop
+// (its regions are the try-on model's mask, and its result the fallback),
+// then the try-on model when one is installed; a try-on output that fails a
+// self-check gives way to the classical path, and the note names the check.
+func (s *subject) transfer(ctx context.Context, p models.Perception, gen generators, g *garment.Garment, o transfer.Options) (pipelines.Output, error) {
 	out, info, err := transfer.Transfer(ctx, p, subImage(s.img, s.crop), g, o)
 	if err != nil {
 		return pipelines.Output{}, s.explain(err)
 	}
+	var dropped string
+	if gen.ton != nil {
+		tried, err := s.tryOn(ctx, p, gen.ton, gen.garment, info, o)
+		if err != nil {
+			if ctx.Err() != nil {
+				return pipelines.Output{}, ctx.Err()
+			}
+			return pipelines.Output{}, pipelines.Transientf("tryon: try-on model: %v", err)
+		}
+		cerr := pipelines.CheckError("tryon", tried.Checks)
+		if cerr == nil {
+			return tried, nil
+		}
+		dropped = "the try-on model's output was not used: " + cerr.Error() + "; the classical warp was used instead"
+	}
+	res, err := s.classical(ctx, p, gen.inp, out, info, g, o)
+	if err == nil && dropped != "" {
+		res.Notes = append(res.Notes, dropped)
+	}
+	return res, err
+}
+
+// classical measures the warp's result and, with an inpainting model,
+// refines its garment region; a refinement that fails a self-check gives
+// way to the reference result.
+func (s *subject) classical(ctx context.Context, p models.Perception, inp generative.Inpainter, out *image.RGBA,
+	info *transfer.TransferInfo, g *garment.Garment, o transfer.Options) (pipelines.Output, error) {
 	ref, err := s.measure(ctx, p, out, info)
 	if err != nil || inp == nil {
 		return ref, err
