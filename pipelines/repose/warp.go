@@ -375,120 +375,13 @@ func (r *Reposer) layers(ctx context.Context, skin *image.Gray) error {
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	bones := buildBones(S, S, rel)
 	pm := src.PersonMask
-
-	// Label the person's pixels by their nearest bone (in capsule radii).
-	// A limb's pixels go to its layer; where a limb lies over the body (or
-	// an arm over a leg), the part beneath keeps those pixels too, with its
-	// texture inpainted there, so that moving the limb uncovers no hole.
-	cov := make([][]uint8, nParts)
-	for i := range cov {
-		cov[i] = make([]uint8, w*h)
-	}
-	label := make([]int8, w*h) // -1 outside the person
-	armScore := [2][]float32{make([]float32, w*h), make([]float32, w*h)}
-	limbMask := image.NewGray(image.Rect(0, 0, w, h)) // any limb pixel
-	armMask := image.NewGray(image.Rect(0, 0, w, h))  // arm pixels over a leg
-	scene.ParallelRows(h, func(y0, y1 int) {
-		var best [nParts]float64
-		for y := y0; y < y1; y++ {
-			for x := 0; x < w; x++ {
-				i := y*w + x
-				a := pm.Pix[y*pm.Stride+x]
-				if a == 0 {
-					label[i] = -1
-					continue
-				}
-				p := models.Point{X: float64(x), Y: float64(y)}
-				var byHand [nParts]bool
-				for k := range best {
-					best[k] = math.Inf(1)
-				}
-				for k := range bones {
-					if s := bones[k].score(p); s < best[bones[k].part] {
-						best[bones[k].part] = s
-						byHand[bones[k].part] = bones[k].hand
-					}
-				}
-				lab := 0
-				for k := 1; k < nParts; k++ {
-					if best[k] < best[lab] {
-						lab = k
-					}
-				}
-				// Inside an arm's capsule the arm wins over a leg (an arm
-				// resting on a thigh), never over the torso.
-				for _, arm := range []int{partArmL, partArmR} {
-					if isLeg(lab) && best[arm] < 1 && best[arm] < best[partArmL+partArmR-arm] {
-						lab = arm
-					}
-				}
-				// A hand is skin: what its capsule catches of the clothes it
-				// rests on (a knee, a hip) stays with the body or the leg.
-				if isArm(lab) && byHand[lab] && skin != nil && skin.Pix[y*skin.Stride+x] < 77 {
-					alt := partBody
-					for _, leg := range []int{partLegL, partLegR} {
-						if best[leg] < best[alt] {
-							alt = leg
-						}
-					}
-					if best[alt] < 2 {
-						lab = alt
-					}
-				}
-				if lab != partBody && best[lab] >= 3 {
-					lab = partBody
-				}
-				label[i] = int8(lab)
-				armScore[0][i], armScore[1][i] = float32(best[partArmL]), float32(best[partArmR])
-				if bones[1].score(p) < 1.2 {
-					armScore[0][i], armScore[1][i] = 99, 99 // the face is never a hand
-				}
-			}
-		}
-	})
+	label, armScore := labelPixels(bones, pm, skin, w, h)
 	// Bare skin connected to an arm's skin (hands the pose model places
 	// badly, forearms) belongs to the arm.
 	if skin != nil {
 		growSkin(label, armScore, skin, pm, w, h)
 	}
-	scene.ParallelRows(h, func(y0, y1 int) {
-		var best [nParts]float64
-		for y := y0; y < y1; y++ {
-			for x := 0; x < w; x++ {
-				i := y*w + x
-				a := pm.Pix[y*pm.Stride+x]
-				if a == 0 {
-					continue
-				}
-				lab := int(label[i])
-				p := models.Point{X: float64(x), Y: float64(y)}
-				for k := range best {
-					best[k] = math.Inf(1)
-				}
-				for k := range bones {
-					if s := bones[k].score(p); s < best[bones[k].part] {
-						best[bones[k].part] = s
-					}
-				}
-				cov[lab][i] = a
-				if lab == partBody {
-					continue
-				}
-				limbMask.Pix[y*limbMask.Stride+x] = 255
-				if best[partBody] < 1 {
-					cov[partBody][i] = a
-				}
-				if isArm(lab) {
-					for _, leg := range []int{partLegL, partLegR} {
-						if best[leg] < 1 {
-							cov[leg][i] = a
-							armMask.Pix[y*armMask.Stride+x] = 255
-						}
-					}
-				}
-			}
-		}
-	})
+	cov, limbMask, armMask := partCoverage(bones, label, pm, w, h)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -507,9 +400,161 @@ func (r *Reposer) layers(ctx context.Context, skin *image.Gray) error {
 		}
 		legTex = t
 	}
-	// The body reaches one pixel under the limbs beside it (its texture is
-	// inpainted there): a limb's soft edge over the body's hard one would
-	// otherwise let the plate show through as a thin line.
+	bodyUnderLimbs(cov, label, w, h)
+	for k := 1; k < nParts; k++ {
+		blur1(cov[k], w, h)
+	}
+	r.cov, r.bodyTex, r.legTex = cov, bodyTex, legTex
+	return nil
+}
+
+// Part labelling tuning, in capsule radii (a bone's score).
+const (
+	// armOverLeg: inside an arm's capsule (score under this) the arm wins
+	// over a leg (an arm resting on a thigh), never over the torso.
+	armOverLeg = 1
+	// handSkinMax: a hand pixel whose skin probability is under this
+	// (0..255) is clothes it rests on; it goes to the body or a leg
+	// scoring under handToBody.
+	handSkinMax = 77
+	handToBody  = 2
+	// limbReach: a limb's pixels scoring this or more go to the body.
+	limbReach = 3
+	// faceReach: pixels this close to the head bone are never a hand.
+	faceReach = 1.2
+	// underReach: a limb pixel within this of another part's capsule is
+	// also that part's (the part beneath keeps it, inpainted).
+	underReach = 1
+)
+
+// bestScores fills best with each part's lowest bone score at p, and
+// byHand with whether that bone is a hand; it returns the best part.
+func bestScores(bones []bone, p models.Point, best *[nParts]float64, byHand *[nParts]bool) int {
+	for k := range best {
+		best[k] = math.Inf(1)
+	}
+	for k := range bones {
+		if s := bones[k].score(p); s < best[bones[k].part] {
+			best[bones[k].part] = s
+			if byHand != nil {
+				byHand[bones[k].part] = bones[k].hand
+			}
+		}
+	}
+	lab := 0
+	for k := 1; k < nParts; k++ {
+		if best[k] < best[lab] {
+			lab = k
+		}
+	}
+	return lab
+}
+
+// choosePart refines the nearest part lab of a pixel: an arm wins over a
+// leg inside its capsule, a hand over non-skin (lowSkin) goes to the body
+// or a leg beneath, and what lies far from every limb is the body.
+func choosePart(lab int, best *[nParts]float64, byHand *[nParts]bool, lowSkin bool) int {
+	for _, arm := range []int{partArmL, partArmR} {
+		if isLeg(lab) && best[arm] < armOverLeg && best[arm] < best[partArmL+partArmR-arm] {
+			lab = arm
+		}
+	}
+	if isArm(lab) && byHand[lab] && lowSkin {
+		alt := partBody
+		for _, leg := range []int{partLegL, partLegR} {
+			if best[leg] < best[alt] {
+				alt = leg
+			}
+		}
+		if best[alt] < handToBody {
+			lab = alt
+		}
+	}
+	if lab != partBody && best[lab] >= limbReach {
+		lab = partBody
+	}
+	return lab
+}
+
+// labelPixels labels the person's pixels (pm) by their nearest bone in
+// capsule radii (-1 outside the person), and returns with them each
+// pixel's score to the left and right arm (99 on the face: never a hand).
+func labelPixels(bones []bone, pm, skin *image.Gray, w, h int) ([]int8, [2][]float32) {
+	label := make([]int8, w*h)
+	armScore := [2][]float32{make([]float32, w*h), make([]float32, w*h)}
+	scene.ParallelRows(h, func(y0, y1 int) {
+		var best [nParts]float64
+		for y := y0; y < y1; y++ {
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				if pm.Pix[y*pm.Stride+x] == 0 {
+					label[i] = -1
+					continue
+				}
+				p := models.Point{X: float64(x), Y: float64(y)}
+				var byHand [nParts]bool
+				lab := bestScores(bones, p, &best, &byHand)
+				lowSkin := skin != nil && skin.Pix[y*skin.Stride+x] < handSkinMax
+				label[i] = int8(choosePart(lab, &best, &byHand, lowSkin))
+				armScore[0][i], armScore[1][i] = float32(best[partArmL]), float32(best[partArmR])
+				if bones[1].score(p) < faceReach {
+					armScore[0][i], armScore[1][i] = 99, 99
+				}
+			}
+		}
+	})
+	return label, armScore
+}
+
+// partCoverage turns the labels into per-part coverage (the person mask's
+// alpha). A limb's pixels go to its layer; where a limb lies over the body
+// (or an arm over a leg), the part beneath keeps those pixels too, with
+// its texture inpainted there, so that moving the limb uncovers no hole.
+// limbMask marks every limb pixel, armMask the arm pixels over a leg.
+func partCoverage(bones []bone, label []int8, pm *image.Gray, w, h int) (cov [][]uint8, limbMask, armMask *image.Gray) {
+	cov = make([][]uint8, nParts)
+	for i := range cov {
+		cov[i] = make([]uint8, w*h)
+	}
+	limbMask = image.NewGray(image.Rect(0, 0, w, h))
+	armMask = image.NewGray(image.Rect(0, 0, w, h))
+	scene.ParallelRows(h, func(y0, y1 int) {
+		var best [nParts]float64
+		for y := y0; y < y1; y++ {
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				a := pm.Pix[y*pm.Stride+x]
+				if a == 0 {
+					continue
+				}
+				lab := int(label[i])
+				bestScores(bones, models.Point{X: float64(x), Y: float64(y)}, &best, nil)
+				cov[lab][i] = a
+				if lab == partBody {
+					continue
+				}
+				limbMask.Pix[y*limbMask.Stride+x] = 255
+				if best[partBody] < underReach {
+					cov[partBody][i] = a
+				}
+				if isArm(lab) {
+					for _, leg := range []int{partLegL, partLegR} {
+						if best[leg] < underReach {
+							cov[leg][i] = a
+							armMask.Pix[y*armMask.Stride+x] = 255
+						}
+					}
+				}
+			}
+		}
+	})
+	return cov, limbMask, armMask
+}
+
+// bodyUnderLimbs lets the body reach one pixel under the limbs beside it
+// (its texture is inpainted there): a limb's soft edge over the body's
+// hard one would otherwise let the plate show through as a thin line.
+func bodyUnderLimbs(cov [][]uint8, label []int8, w, h int) {
 	bodyLab := image.NewGray(image.Rect(0, 0, w, h))
 	for i, l := range label {
 		if l == partBody && cov[partBody][i] > 128 {
@@ -522,11 +567,6 @@ func (r *Reposer) layers(ctx context.Context, skin *image.Gray) error {
 			cov[partBody][i] = max(cov[partBody][i], cov[l][i])
 		}
 	}
-	for k := 1; k < nParts; k++ {
-		blur1(cov[k], w, h)
-	}
-	r.cov, r.bodyTex, r.legTex = cov, bodyTex, legTex
-	return nil
 }
 
 // render draws the layers re-posed from the source skeleton to O over the
@@ -613,12 +653,60 @@ func blur1(a []uint8, w, h int) {
 // triangles drawn by inverse affine sampling.
 func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8) {
 	gw, gh := (w+g-1)/g+1, (h+g-1)/g+1
-	// Cells with any coverage.
+	cov, anyCov := coveredCells(L.alpha, w, h, g)
+	if !anyCov {
+		return
+	}
+	use := layerBones(L, bones)
+	need := make([]bool, gw*gh)
+	for cy := 0; cy < gh-1; cy++ {
+		for cx := 0; cx < gw-1; cx++ {
+			if cov[cy*(gw-1)+cx] {
+				need[cy*gw+cx], need[cy*gw+cx+1], need[(cy+1)*gw+cx], need[(cy+1)*gw+cx+1] = true, true, true, true
+			}
+		}
+	}
+	vx, vy := blendVertices(use, need, w, h, g)
+	src := L.tex
+	sp := func(vxI, vyI int) models.Point {
+		return models.Point{X: float64(min(vxI*g, w-1)), Y: float64(min(vyI*g, h-1))}
+	}
+	d := func(i int) models.Point { return models.Point{X: vx[i], Y: vy[i]} }
+	for cy := 0; cy < gh-1; cy++ {
+		for cx := 0; cx < gw-1; cx++ {
+			if !cov[cy*(gw-1)+cx] {
+				continue
+			}
+			i00, i10, i01, i11 := cy*gw+cx, cy*gw+cx+1, (cy+1)*gw+cx, (cy+1)*gw+cx+1
+			s00, s10, s01, s11 := sp(cx, cy), sp(cx+1, cy), sp(cx, cy+1), sp(cx+1, cy+1)
+			drawTri(src, L.alpha, w, h, buf, abuf, [3]models.Point{s00, s10, s11}, [3]models.Point{d(i00), d(i10), d(i11)})
+			drawTri(src, L.alpha, w, h, buf, abuf, [3]models.Point{s00, s11, s01}, [3]models.Point{d(i00), d(i11), d(i01)})
+		}
+	}
+}
+
+// Layer warp tuning.
+const (
+	// blendKappa: the bones' maps are blended with weights
+	// exp(-blendKappa * (score - best score)), so that the nearest bone
+	// dominates away from the joints.
+	blendKappa = 9.0
+	// minBlendWeight: lighter weights are left out.
+	minBlendWeight = 1e-3
+	// rootPenalty: the torso pulls on a limb only around its root joint,
+	// with this score penalty.
+	rootPenalty = 0.5
+)
+
+// coveredCells marks the g x g grid cells of a w x h layer with any
+// coverage in alpha, and says whether there is any.
+func coveredCells(alpha []uint8, w, h, g int) ([]bool, bool) {
+	gw, gh := (w+g-1)/g+1, (h+g-1)/g+1
 	cov := make([]bool, (gw-1)*(gh-1))
 	anyCov := false
 	for y := 0; y < h; y++ {
 		cy := y / g
-		row := L.alpha[y*w : (y+1)*w]
+		row := alpha[y*w : (y+1)*w]
 		for x, v := range row {
 			if v != 0 {
 				cov[cy*(gw-1)+x/g] = true
@@ -626,19 +714,24 @@ func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8
 			}
 		}
 	}
-	if !anyCov {
-		return
-	}
-	// Which bones this layer follows: its own; a limb also the torso near
-	// its root, and the body the thighs near the hips (penalised, so they
-	// only matter at the joint).
-	type wb struct {
-		b       *bone
-		penalty float64
-		anchor  *models.Point // score by the distance to this point instead
-		ar      float64
-	}
-	var use []wb
+	return cov, anyCov
+}
+
+// weightedBone is a bone a layer follows, with a score penalty, and
+// optionally an anchor point (with radius ar) whose distance scores
+// instead of the bone's capsule.
+type weightedBone struct {
+	b       *bone
+	penalty float64
+	anchor  *models.Point
+	ar      float64
+}
+
+// layerBones are the bones a layer follows: its own; a limb also the
+// torso, near its root joint only (penalised, so it only matters at the
+// joint).
+func layerBones(L layer, bones []bone) []weightedBone {
+	var use []weightedBone
 	var root models.Point
 	rootR := 1.0
 	for k := range bones {
@@ -652,23 +745,20 @@ func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8
 		b := &bones[k]
 		switch {
 		case b.part == L.part:
-			use = append(use, wb{b: b})
+			use = append(use, weightedBone{b: b})
 		case L.part != partBody && b.poly != nil:
-			// The torso pulls on a limb only around its root joint.
-			use = append(use, wb{b: b, penalty: 0.5, anchor: &root, ar: rootR})
+			use = append(use, weightedBone{b: b, penalty: rootPenalty, anchor: &root, ar: rootR})
 		}
 	}
-	const kappa = 9.0
-	vx := make([]float64, gw*gh)
-	vy := make([]float64, gw*gh)
-	need := make([]bool, gw*gh)
-	for cy := 0; cy < gh-1; cy++ {
-		for cx := 0; cx < gw-1; cx++ {
-			if cov[cy*(gw-1)+cx] {
-				need[cy*gw+cx], need[cy*gw+cx+1], need[(cy+1)*gw+cx], need[(cy+1)*gw+cx+1] = true, true, true, true
-			}
-		}
-	}
+	return use
+}
+
+// blendVertices maps the grid vertices that need it through the blend of
+// the bones' maps, weighted by their scores there.
+func blendVertices(use []weightedBone, need []bool, w, h, g int) (vx, vy []float64) {
+	gw, gh := (w+g-1)/g+1, (h+g-1)/g+1
+	vx = make([]float64, gw*gh)
+	vy = make([]float64, gw*gh)
 	scene.ParallelRows(gh, func(r0, r1 int) {
 		sc := make([]float64, len(use))
 		for vyI := r0; vyI < r1; vyI++ {
@@ -690,8 +780,8 @@ func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8
 				var acc models.Point
 				var ws float64
 				for k, u := range use {
-					wt := math.Exp(-kappa * (sc[k] - smin))
-					if wt < 1e-3 {
+					wt := math.Exp(-blendKappa * (sc[k] - smin))
+					if wt < minBlendWeight {
 						continue
 					}
 					acc = add(acc, scale(apply(u.b.xf, p), wt))
@@ -702,22 +792,7 @@ func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8
 			}
 		}
 	})
-	src := L.tex
-	for cy := 0; cy < gh-1; cy++ {
-		for cx := 0; cx < gw-1; cx++ {
-			if !cov[cy*(gw-1)+cx] {
-				continue
-			}
-			i00, i10, i01, i11 := cy*gw+cx, cy*gw+cx+1, (cy+1)*gw+cx, (cy+1)*gw+cx+1
-			sp := func(vxI, vyI int) models.Point {
-				return models.Point{X: float64(min(vxI*g, w-1)), Y: float64(min(vyI*g, h-1))}
-			}
-			s00, s10, s01, s11 := sp(cx, cy), sp(cx+1, cy), sp(cx, cy+1), sp(cx+1, cy+1)
-			d := func(i int) models.Point { return models.Point{X: vx[i], Y: vy[i]} }
-			drawTri(src, L.alpha, w, h, buf, abuf, [3]models.Point{s00, s10, s11}, [3]models.Point{d(i00), d(i10), d(i11)})
-			drawTri(src, L.alpha, w, h, buf, abuf, [3]models.Point{s00, s11, s01}, [3]models.Point{d(i00), d(i11), d(i01)})
-		}
-	}
+	return vx, vy
 }
 
 func cross(a, b, c models.Point) float64 {
