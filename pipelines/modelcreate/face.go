@@ -70,18 +70,19 @@ func FaceMask(l [5]models.Point, w, h int) *image.Gray {
 // transferFace puts the saved face model's face onto the face in dst:
 // the face image is aligned by a similarity fitted to the five landmarks,
 // colour-matched to dst's face (per-channel mean and spread inside the
-// inner-face ellipse) and Poisson-blended (cv.SeamlessClone).
-func (pl *Pipeline) transferFace(ctx context.Context, dst *image.RGBA, rec pipelines.SavedModel, fimg image.Image) (*image.RGBA, error) {
+// inner-face ellipse) and Poisson-blended (cv.SeamlessClone). It returns
+// the result and the inner-face mask the face was blended in.
+func (pl *Pipeline) transferFace(ctx context.Context, dst *image.RGBA, rec pipelines.SavedModel, fimg image.Image) (*image.RGBA, *image.Gray, error) {
 	sl, err := pl.faceLandmarks(ctx, rec, fimg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	faces, err := pl.p.Faces(ctx, dst)
 	if err != nil {
-		return nil, jobErr(ctx, err)
+		return nil, nil, jobErr(ctx, err)
 	}
 	if len(faces) == 0 {
-		return nil, pipelines.Failf("model-create: the base model shows no face to transfer the face of %q onto", rec.ID)
+		return nil, nil, pipelines.Failf("model-create: the base model shows no face to transfer the face of %q onto", rec.ID)
 	}
 	dl := faces[0].Landmarks
 	var a, b [][2]float64
@@ -91,7 +92,7 @@ func (pl *Pipeline) transferFace(ctx context.Context, dst *image.RGBA, rec pipel
 	}
 	m, err := cv.SimilarityFromPointsF(a, b)
 	if err != nil {
-		return nil, pipelines.Failf("model-create: the face of %q cannot be aligned: %v", rec.ID, err)
+		return nil, nil, pipelines.Failf("model-create: the face of %q cannot be aligned: %v", rec.ID, err)
 	}
 	w, h := dst.Rect.Dx(), dst.Rect.Dy()
 	fb := fimg.Bounds()
@@ -112,14 +113,14 @@ func (pl *Pipeline) transferFace(ctx context.Context, dst *image.RGBA, rec pipel
 		}
 	}
 	if n < 64 {
-		return nil, pipelines.Failf("model-create: the face of %q is too small to transfer", rec.ID)
+		return nil, nil, pipelines.Failf("model-create: the face of %q is too small to transfer", rec.ID)
 	}
 	matchColour(warped, dst, mask)
 	out, err := cv.SeamlessClone(dst, warped, mask)
 	if err != nil {
-		return nil, pipelines.Failf("model-create: face blending failed: %v", err)
+		return nil, nil, pipelines.Failf("model-create: face blending failed: %v", err)
 	}
-	return out, nil
+	return out, mask, nil
 }
 
 // matchColour shifts and scales each channel of src inside mask so its mean

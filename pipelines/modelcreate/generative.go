@@ -28,10 +28,14 @@ func (pl *Pipeline) WithTextToImage(g generative.Generator) *Pipeline {
 
 // GenerativeModels implements pipelines.GenerativeUser.
 func (pl *Pipeline) GenerativeModels() []string {
-	if pl.t2i == nil {
-		return nil
+	var out []string
+	if pl.t2i != nil {
+		out = append(out, pl.t2i.Model())
 	}
-	return []string{pl.t2i.Model()}
+	if pl.ref != nil && (pl.t2i == nil || pl.ref.Model() != pl.t2i.Model()) {
+		out = append(out, pl.ref.Model())
+	}
+	return out
 }
 
 // genPhoto is one generated model photo.
@@ -40,18 +44,23 @@ type genPhoto struct {
 	info generative.Info
 }
 
-// genPrompt describes the model photo from the request's words.
-func genPrompt(in Inputs) string {
-	var who []string
+// who describes the person from the request's words.
+func who(in Inputs) string {
+	var words []string
 	for _, w := range []string{in.Gender, in.BodyType, in.Prompt} {
 		if w = strings.TrimSpace(w); w != "" {
-			who = append(who, w)
+			words = append(words, w)
 		}
 	}
-	if len(who) == 0 {
-		who = []string{"a fashion model"}
+	if len(words) == 0 {
+		return "a fashion model"
 	}
-	p := "a full-body fashion photo of one person: " + strings.Join(who, ", ")
+	return strings.Join(words, ", ")
+}
+
+// genPrompt describes the model photo from the request's words.
+func genPrompt(in Inputs) string {
+	p := "a full-body fashion photo of one person: " + who(in)
 	if c := strings.TrimSpace(in.Clothing); c != "" {
 		p += "; wearing " + c
 	}

@@ -44,6 +44,7 @@ type Pipeline struct {
 	p   models.Perception
 	lib *presets.Library
 	t2i generative.Generator
+	ref generative.Refiner
 	log *slog.Logger
 }
 
@@ -549,7 +550,8 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 		steps = append(steps, "mirrored")
 		notes = append(notes, "the preset library has fewer matching models than samples: this sample is a mirrored variation")
 	}
-	changed := false
+	changed, refinedAny := false, false
+	var checks []pipelines.Check
 	if pt, dropped := s.pose.forPreset(s.preset); s.gen == nil && len(dropped) > 0 {
 		notes = append(notes, fmt.Sprintf("the preset already shows %s as the prompt describes: not re-posed for it", strings.Join(dropped, ", ")))
 		s.pose = pt
@@ -591,6 +593,13 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 			steps = append(steps, repose.Method+"("+s.pose.desc+")")
 			notes = append(notes, repose.Notes...)
 			changed = true
+			if s.pose.skel != nil && pl.ref != nil {
+				rf, err := pl.refinePose(ctx, in, sc, r, seedOf(req.JobID)+uint64(s.seed))
+				if err != nil {
+					return nil, err
+				}
+				img, refinedAny = rf.use(img, &steps, &notes, &checks)
+			}
 		}
 	}
 	if s.spec != nil {
@@ -608,7 +617,7 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 		}
 	}
 	if s.faceImg != nil {
-		fimg, err := pl.transferFace(ctx, img, s.faceRec, s.faceImg)
+		fimg, seam, err := pl.transferFace(ctx, img, s.faceRec, s.faceImg)
 		if err != nil {
 			return nil, err
 		}
@@ -616,13 +625,21 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 		steps = append(steps, "face-transfer(5-landmark similarity, colour match, seamless clone)")
 		notes = append(notes, "face transfer keeps the face model's features on the base model's head shape; hair and ears stay the base model's")
 		changed = true
+		if pl.ref != nil {
+			rf, err := pl.refineFaceBorder(ctx, img, seam, seedOf(req.JobID)^faceSeedSalt+uint64(s.seed))
+			if err != nil {
+				return nil, err
+			}
+			var used bool
+			img, used = rf.use(img, &steps, &notes, &checks)
+			refinedAny = refinedAny || used
+		}
 	}
 	st := s.styleID
 	if st == "" && !changed {
 		st = "studio"
 		notes = append(notes, "nothing in the request changes the model photo: a neutral studio look was applied")
 	}
-	var checks []pipelines.Check
 	if st != "" {
 		scene, err := style.AnalyzeScene(ctx, pl.p, img)
 		if err != nil {
@@ -635,7 +652,7 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 		if err := pipelines.CheckError("model-create", sty.Checks); err != nil {
 			return nil, err
 		}
-		img, checks = sty.Image, sty.Checks
+		img, checks = sty.Image, append(checks, sty.Checks...)
 		notes = append(notes, sty.Notes...)
 		steps = append(steps, "style:"+st)
 	}
@@ -672,6 +689,9 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 	if s.gen != nil {
 		out.Path = "generative"
 		out.Notes = append(out.Notes, s.gen.info.Note("the model photo was"))
+	}
+	if refinedAny {
+		out.Path = "generative"
 	}
 	return out, nil
 }
