@@ -10,6 +10,7 @@ import (
 	"image/draw"
 	"image/jpeg"
 	"image/png"
+	"strings"
 
 	"fashiond/pipelines"
 )
@@ -90,8 +91,25 @@ func OutputKey(jobID string, i int, ext string) string {
 	return fmt.Sprintf("%s/%d.%s", jobID, i, ext)
 }
 
+// blobRef starts an output or saved-model image as a record keeps it: the
+// blob key after it. Its URL is made when the record is read (see blobURL),
+// so a presigned URL (FASHIOND_S3_PRESIGN) is signed at every read and is
+// valid for the presign duration from then, however old the record is.
+const blobRef = "blob:"
+
+// blobURL is the URL of a stored reference: the store's URL of its key
+// (signed now when the store presigns); any other value (a data URI, or
+// the full URL a record written before blob references holds) as it is.
+func (s *Service) blobURL(v string) string {
+	if key, ok := strings.CutPrefix(v, blobRef); ok {
+		return s.store.URL(key)
+	}
+	return v
+}
+
 // storeOutputs encodes and stores a result in output order and returns the
-// output URLs (data URIs for outputs that ask for one) and their info.
+// outputs as the record keeps them (blob references, or data URIs for
+// outputs that ask for one) and their info.
 func (s *Service) storeOutputs(ctx context.Context, jobID string, res *pipelines.Result) ([]string, []OutputInfo, error) {
 	urls := make([]string, 0, len(res.Outputs))
 	info := make([]OutputInfo, 0, len(res.Outputs))
@@ -107,7 +125,7 @@ func (s *Service) storeOutputs(ctx context.Context, jobID string, res *pipelines
 			if err := s.store.Put(ctx, key, ct, bytes.NewReader(data)); err != nil {
 				return nil, nil, &pipelines.Error{Msg: fmt.Sprintf("could not store output %d", i), Transient: true, Err: err}
 			}
-			urls = append(urls, s.store.URL(key))
+			urls = append(urls, blobRef+key)
 		}
 		path := o.Path
 		if path == "" {

@@ -121,6 +121,9 @@ func (s *Service) load(ctx context.Context, id string) (*record, error) {
 	if r.Deleted || !r.ExpiresAt.IsZero() && time.Now().After(r.ExpiresAt) {
 		return nil, ErrNotFound
 	}
+	for i, o := range r.Output {
+		r.Output[i] = s.blobURL(o) // signed now when the store presigns
+	}
 	return r, nil
 }
 

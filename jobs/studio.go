@@ -81,11 +81,12 @@ func (st Studio) Save(ctx context.Context, owner string, m pipelines.SavedModel,
 	if err := s.store.Put(ctx, key, "image/png", &buf); err != nil {
 		return m, fmt.Errorf("jobs: studio image: %w", err)
 	}
-	m.ImageURL = s.store.URL(key)
+	m.ImageURL = blobRef + key // the record keeps the key; readers get a URL made then
 	rec, _ := json.Marshal(m)
 	if err := s.rdb.HSet(ctx, keyStudio(owner), m.ID, rec).Err(); err != nil {
 		return m, fmt.Errorf("jobs: studio: %w", err)
 	}
+	m.ImageURL = s.blobURL(m.ImageURL)
 	return m, nil
 }
 
@@ -132,6 +133,7 @@ func (s *Service) GetSaved(ctx context.Context, owner, id string) (pipelines.Sav
 	if err := json.Unmarshal([]byte(v), &m); err != nil {
 		return m, fmt.Errorf("jobs: studio record %s: %w", id, err)
 	}
+	m.ImageURL = s.blobURL(m.ImageURL)
 	return m, nil
 }
 
@@ -145,6 +147,7 @@ func (s *Service) ListSaved(ctx context.Context, owner string) ([]pipelines.Save
 	for _, v := range all {
 		var m pipelines.SavedModel
 		if json.Unmarshal([]byte(v), &m) == nil {
+			m.ImageURL = s.blobURL(m.ImageURL)
 			out = append(out, m)
 		}
 	}
