@@ -56,6 +56,8 @@ type Config struct {
 	ORTLib         string // FASHIOND_ORT_LIB: libonnxruntime.so path
 	ModelsDir      string // FASHIOND_MODELS_DIR: the model repository
 	ModelsMirror   string // FASHIOND_MODELS_MIRROR: directory to install models from
+	ModelsURL      string // FASHIOND_MODELS_URL: base URL serving the model files by name
+	ModelsGitHub   string // FASHIOND_MODELS_GITHUB: stands in for https://github.com in the origin URLs
 	Device         string // FASHIOND_DEVICE: auto, cpu or cuda
 	IntraOpThreads int    // FASHIOND_INTRA_OP_THREADS: ORT threads per session (0 = CPUs)
 	CUDADeviceID   int    // FASHIOND_CUDA_DEVICE_ID
@@ -313,6 +315,8 @@ func (c *Config) registerPipelines(fs *flag.FlagSet, d Config) {
 
 func (c *Config) registerInstall(fs *flag.FlagSet, _ Config) {
 	fs.StringVar(&c.ModelsMirror, "models-mirror", envStr("FASHIOND_MODELS_MIRROR", ""), "directory to install models from (FASHIOND_MODELS_MIRROR; default ../shared/models when present)")
+	fs.StringVar(&c.ModelsURL, "models-url", envStr("FASHIOND_MODELS_URL", ""), "base URL serving the model files by name, used when there is no mirror (FASHIOND_MODELS_URL)")
+	fs.StringVar(&c.ModelsGitHub, "models-github", envStr("FASHIOND_MODELS_GITHUB", ""), "base URL standing in for https://github.com in the models' origin URLs, e.g. an internal proxy (FASHIOND_MODELS_GITHUB)")
 }
 
 // registerStorage binds the blob store settings. The secret key and the
@@ -431,6 +435,12 @@ func (c *Config) checkURLs() error {
 	}
 	if err := checkBaseURL(c.CDNURL); err != nil {
 		return fmt.Errorf("FASHIOND_CDN_URL: %w", err)
+	}
+	if err := checkBaseURL(c.ModelsURL); err != nil {
+		return fmt.Errorf("FASHIOND_MODELS_URL: %w", err)
+	}
+	if err := checkBaseURL(c.ModelsGitHub); err != nil {
+		return fmt.Errorf("FASHIOND_MODELS_GITHUB: %w", err)
 	}
 	return nil
 }
