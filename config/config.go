@@ -181,7 +181,7 @@ const (
 	GroupWorker                         // queues, concurrency, shutdown-grace
 	GroupRuntime                        // ort-lib, models-dir, device, threads, CUDA
 	GroupPipelines                      // upscale-policy, batching
-	GroupInstall                        // models-mirror
+	GroupInstall                        // models-mirror, models-url, models-github
 	GroupStorage                        // storage, s3-* (the blob store)
 
 	GroupAll = GroupStorage<<1 - 1
