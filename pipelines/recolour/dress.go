@@ -119,80 +119,16 @@ func jitter(c [3]uint8, seed int64, rng *rand.Rand) [3]uint8 {
 func paintGarment(out, src *image.RGBA, r *Regions, alpha *raster.Plane, g Garment, seed int64) {
 	w, h := r.w, r.h
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
-
-	// Shading reference: the median luminance of the region, and the mean
-	// Lab colour (the garment's own colour, used as the pattern ground).
-	var lums []float32
-	var sl, sa, sb, sn float64
-	for i, a := range alpha.P {
-		if a > 0.5 {
-			lums = append(lums, r.lum.P[i])
-			if i%3 == 0 {
-				px := src.Pix[(i/w)*src.Stride+(i%w)*4:]
-				l, aa, bb := rgbToLab([3]uint8{px[0], px[1], px[2]})
-				sl, sa, sb, sn = sl+l, sa+aa, sb+bb, sn+1
-			}
-		}
-	}
-	if len(lums) == 0 {
+	ref, ok := shadingReference(src, r, alpha)
+	if !ok {
 		return
 	}
-	slices.Sort(lums)
-	yref := float64(lums[len(lums)/2])
-	groundL := sl / max(sn, 1)
-	origMean := labToRGB(groundL, sa/max(sn, 1), sb/max(sn, 1))
-	// Dark garments carry little shading signal; damp their ratios.
-	damp := 1.0
-	if yref < 0.04 {
-		damp = 0.5
-	}
-	yref = math.Max(yref, 0.005)
-
-	// Resolve the ground and the motif colours.
-	keepGround := g.Colour == nil && g.Pattern != PatternDenim
-	var ground [3]uint8
-	if g.Colour != nil {
-		ground = g.Colour.RGB
-	} else if g.Pattern == PatternDenim {
-		ground = palette["denim"]
-	}
-	var accent [3]uint8
-	switch {
-	case g.Accent != nil:
-		accent = g.Accent.RGB
-	case keepGround:
-		accent = contrastNeutral(groundL)
-	default:
-		gl, _, _ := rgbToLab(ground)
-		accent = contrastNeutral(gl)
-	}
-	if keepGround {
-		// A motif in the garment's own colour would vanish: swap in a
-		// contrasting ground.
-		al, aa, ab := rgbToLab(accent)
-		_, oa, ob := rgbToLab(origMean)
-		if math.Abs(al-groundL) < 12 && math.Hypot(aa-oa, ab-ob) < 15 {
-			keepGround = false
-			ground = contrastNeutral(al)
-		}
-	}
-	if seed != 0 {
-		ground, accent = jitter(ground, seed, rng), jitter(accent, seed, rng)
-	}
-	third := palette["cream"]
-	if gl, _, _ := rgbToLab(ground); gl > 60 {
-		third = palette["charcoal"]
-	}
-	if g.Pattern == PatternFloral {
-		third = palette["mustard"]
-	}
+	pc := garmentColours(g, ref, seed, rng)
 	lin := func(c [3]uint8) [3]float32 {
 		return [3]float32{float32(lin8[c[0]]), float32(lin8[c[1]]), float32(lin8[c[2]])}
 	}
-	gLin, aLin, tLin := lin(ground), lin(accent), lin(third)
-
+	gLin, aLin, tLin := lin(pc.ground), lin(pc.accent), lin(pc.third)
 	pat := newPatternField(r, g.Pattern, rng, seed != 0)
-
 	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			row := src.Pix[y*src.Stride:]
@@ -200,18 +136,18 @@ func paintGarment(out, src *image.RGBA, r *Regions, alpha *raster.Plane, g Garme
 			for x := 0; x < w; x++ {
 				i := y*w + x
 				al := alpha.P[i]
-				if al < 0.002 {
+				if al < minPaintAlpha {
 					continue
 				}
-				s := float64(r.lum.P[i]) / yref
-				s = math.Min(math.Max(s, 0.25), 1.6)
-				s = 1 + (s-1)*damp
+				s := float64(r.lum.P[i]) / ref.yref
+				s = math.Min(math.Max(s, minShade), maxShade)
+				s = 1 + (s-1)*ref.damp
 				fa, fb := pat.at(x, y)
 				var c [3]float32
 				for k := range 3 {
 					o := float32(lin8[row[x*4+k]])
 					base := gLin[k] * float32(s)
-					if keepGround {
+					if pc.keepGround {
 						base = o
 					}
 					c[k] = base*(1-fa-fb) + (aLin[k]*fa+tLin[k]*fb)*float32(s)
@@ -225,7 +161,115 @@ func paintGarment(out, src *image.RGBA, r *Regions, alpha *raster.Plane, g Garme
 			}
 		}
 	})
+}
 
+// Painting tuning.
+const (
+	// minPaintAlpha: weaker region pixels are left alone.
+	minPaintAlpha = 0.002
+	// minShade and maxShade bound the shading ratio (luminance over the
+	// region's median).
+	minShade = 0.25
+	maxShade = 1.6
+	// darkGarment: a region whose median linear luminance is under this
+	// carries little shading signal; its ratios are damped by darkDamp.
+	darkGarment = 0.04
+	darkDamp    = 0.5
+	// minShadeRef is the smallest median luminance divided by.
+	minShadeRef = 0.005
+	// motifMinL and motifMinAB: a motif closer than these (L*, a*b*
+	// distance) to the garment's own colour would vanish.
+	motifMinL  = 12
+	motifMinAB = 15
+	// lightGround: on a ground lighter than this L* the third colour is
+	// charcoal, else cream.
+	lightGround = 60
+)
+
+// shadeRef is a region's shading reference: its median linear luminance
+// (yref), how much to damp the shading ratios, and its mean colour
+// (L* groundL, RGB origMean): the garment's own colour, the pattern ground.
+type shadeRef struct {
+	yref, damp, groundL float64
+	origMean            [3]uint8
+}
+
+// shadingReference measures the region alpha (> 0.5) of src; false when
+// the region is empty.
+func shadingReference(src *image.RGBA, r *Regions, alpha *raster.Plane) (shadeRef, bool) {
+	w := r.w
+	var lums []float32
+	var sl, sa, sb, sn float64
+	for i, a := range alpha.P {
+		if a > 0.5 {
+			lums = append(lums, r.lum.P[i])
+			if i%3 == 0 {
+				px := src.Pix[(i/w)*src.Stride+(i%w)*4:]
+				l, aa, bb := rgbToLab([3]uint8{px[0], px[1], px[2]})
+				sl, sa, sb, sn = sl+l, sa+aa, sb+bb, sn+1
+			}
+		}
+	}
+	if len(lums) == 0 {
+		return shadeRef{}, false
+	}
+	slices.Sort(lums)
+	ref := shadeRef{yref: float64(lums[len(lums)/2]), damp: 1.0}
+	ref.groundL = sl / max(sn, 1)
+	ref.origMean = labToRGB(ref.groundL, sa/max(sn, 1), sb/max(sn, 1))
+	if ref.yref < darkGarment {
+		ref.damp = darkDamp
+	}
+	ref.yref = math.Max(ref.yref, minShadeRef)
+	return ref, true
+}
+
+// paintColours are a garment's resolved colours: the ground (unless the
+// garment's own colour is kept), the motif accent and a third colour.
+type paintColours struct {
+	ground, accent, third [3]uint8
+	keepGround            bool
+}
+
+// garmentColours resolves the ground and the motif colours of g on a
+// region (ref), jittered from seed when it is not 0.
+func garmentColours(g Garment, ref shadeRef, seed int64, rng *rand.Rand) paintColours {
+	pc := paintColours{keepGround: g.Colour == nil && g.Pattern != PatternDenim}
+	if g.Colour != nil {
+		pc.ground = g.Colour.RGB
+	} else if g.Pattern == PatternDenim {
+		pc.ground = palette["denim"]
+	}
+	switch {
+	case g.Accent != nil:
+		pc.accent = g.Accent.RGB
+	case pc.keepGround:
+		pc.accent = contrastNeutral(ref.groundL)
+	default:
+		gl, _, _ := rgbToLab(pc.ground)
+		pc.accent = contrastNeutral(gl)
+	}
+	if pc.keepGround {
+		// A motif in the garment's own colour would vanish: swap in a
+		// contrasting ground.
+		al, aa, ab := rgbToLab(pc.accent)
+		_, oa, ob := rgbToLab(ref.origMean)
+		if math.Abs(al-ref.groundL) < motifMinL && math.Hypot(aa-oa, ab-ob) < motifMinAB {
+			pc.keepGround = false
+			pc.ground = contrastNeutral(al)
+		}
+	}
+	if seed != 0 {
+		pc.ground, pc.accent = jitter(pc.ground, seed, rng), jitter(pc.accent, seed, rng)
+	}
+	pc.third = palette["cream"]
+	if gl, _, _ := rgbToLab(pc.ground); gl > lightGround {
+		pc.third = palette["charcoal"]
+	}
+	if g.Pattern == PatternFloral {
+		pc.third = palette["mustard"]
+	}
+	return pc
 }
 
 // shoulder compresses linear values above 0.85 smoothly toward 1.

@@ -155,98 +155,11 @@ func (a *attrs) empty() bool { return len(a.colours) == 0 && a.pattern == "" }
 // the last garment word complete it ("a navy shirt with white stripes").
 // A prompt with no usable colour or pattern is a *ParseError.
 func Parse(prompt string) (Spec, error) {
-	toks := tokenize(prompt)
-	var gs []Garment
-	var cur attrs
-	var mods []string
-	for i := 0; i < len(toks); i++ {
-		t := toks[i]
-		two := ""
-		if i+1 < len(toks) {
-			two = t + " " + toks[i+1]
-		}
-		// Colour names: two-word names first ("dusty rose", "hot pink"),
-		// then modifiers, then one word optionally followed by its family
-		// word ("emerald green").
-		if rgb, ok := palette[two]; ok && two != "" {
-			cur.colours = append(cur.colours, Colour{Name: nameWith(mods, two), RGB: modify(rgb, mods)})
-			mods = nil
-			i++
-			continue
-		}
-		if _, ok := modifiers[t]; ok {
-			mods = append(mods, t)
-			continue
-		}
-		if rgb, ok := palette[t]; ok && !(t == "denim" && i+1 < len(toks) && garmentNouns[toks[i+1]] != "") {
-			name := t
-			if i+1 < len(toks) && basicColours[toks[i+1]] && toks[i+1] != t {
-				if _, isPair := palette[two]; !isPair {
-					i++ // "navy blue" -> navy
-				}
-			}
-			cur.colours = append(cur.colours, Colour{Name: nameWith(mods, name), RGB: modify(rgb, mods)})
-			mods = nil
-			if len(cur.colours) == 2 && i >= 2 && toks[i-1] == "on" {
-				// "red on white": the first colour is the motif, the
-				// second the ground.
-				cur.colours[0], cur.colours[1] = cur.colours[1], cur.colours[0]
-			}
-			if t == "denim" && cur.pattern == "" {
-				cur.pattern = PatternDenim
-			}
-			continue
-		}
-		mods = nil
-		if p, ok := patternWords[two]; ok && two != "" {
-			cur.pattern = p
-			i++
-			continue
-		}
-		if p, ok := patternWords[t]; ok {
-			if !(p == PatternSolid && cur.pattern != "") {
-				cur.pattern = p
-			}
-			continue
-		}
-		if t == "vertical" || t == "vertically" {
-			cur.orientation = "vertical"
-			continue
-		}
-		if t == "horizontal" || t == "horizontally" {
-			cur.orientation = "horizontal"
-			continue
-		}
-		if r, ok := garmentNouns[t]; ok {
-			g := Garment{Region: r, Noun: t}
-			if t == "jeans" && cur.pattern == "" {
-				cur.pattern = PatternDenim
-			}
-			fill(&g, cur)
-			gs = append(gs, g)
-			cur = attrs{}
-		}
+	ps := &promptParser{toks: tokenize(prompt)}
+	for ps.i = 0; ps.i < len(ps.toks); ps.i++ {
+		ps.word()
 	}
-	if !cur.empty() || cur.orientation != "" {
-		if len(gs) == 0 {
-			gs = append(gs, Garment{Region: RegionTop})
-		}
-		last := &gs[len(gs)-1]
-		// Trailing words complete the last garment: a missing colour or
-		// pattern, or the pattern's accent ("... with white stripes").
-		if last.Colour == nil && len(cur.colours) > 0 {
-			fill(last, attrs{colours: cur.colours, pattern: orPattern(last.Pattern, cur.pattern), orientation: cur.orientation})
-		} else {
-			if last.Pattern == "" || last.Pattern == PatternSolid {
-				last.Pattern = orient(orPattern(last.Pattern, cur.pattern), cur.orientation)
-			} else if cur.orientation != "" {
-				last.Pattern = orient(last.Pattern, cur.orientation)
-			}
-			if len(cur.colours) > 0 && last.Accent == nil {
-				last.Accent = &cur.colours[0]
-			}
-		}
-	}
+	gs := completeLast(ps.gs, ps.cur)
 	if len(gs) == 0 {
 		gs = append(gs, Garment{Region: RegionTop})
 	}
@@ -271,6 +184,130 @@ func Parse(prompt string) (Spec, error) {
 		out = append(out, g)
 	}
 	return Spec{Garments: out}, nil
+}
+
+// promptParser reads a prompt's tokens left to right: colours, modifiers
+// and patterns gather in cur until a garment noun takes them.
+type promptParser struct {
+	toks []string
+	i    int // the token being read
+	gs   []Garment
+	cur  attrs
+	mods []string
+}
+
+// word reads the token at ps.i (and the next one where a two-word name
+// takes it).
+func (ps *promptParser) word() {
+	t := ps.toks[ps.i]
+	two := ""
+	if ps.i+1 < len(ps.toks) {
+		two = t + " " + ps.toks[ps.i+1]
+	}
+	if ps.colour(t, two) {
+		return
+	}
+	ps.mods = nil
+	if ps.pattern(t, two) {
+		return
+	}
+	if r, ok := garmentNouns[t]; ok {
+		g := Garment{Region: r, Noun: t}
+		if t == "jeans" && ps.cur.pattern == "" {
+			ps.cur.pattern = PatternDenim
+		}
+		fill(&g, ps.cur)
+		ps.gs = append(ps.gs, g)
+		ps.cur = attrs{}
+	}
+}
+
+// colour reads a colour name: two-word names first ("dusty rose", "hot
+// pink"), then modifiers, then one word optionally followed by its family
+// word ("emerald green"). It says whether the token was one.
+func (ps *promptParser) colour(t, two string) bool {
+	toks := ps.toks
+	if rgb, ok := palette[two]; ok && two != "" {
+		ps.cur.colours = append(ps.cur.colours, Colour{Name: nameWith(ps.mods, two), RGB: modify(rgb, ps.mods)})
+		ps.mods = nil
+		ps.i++
+		return true
+	}
+	if _, ok := modifiers[t]; ok {
+		ps.mods = append(ps.mods, t)
+		return true
+	}
+	rgb, ok := palette[t]
+	if !ok || t == "denim" && ps.i+1 < len(toks) && garmentNouns[toks[ps.i+1]] != "" {
+		return false
+	}
+	if ps.i+1 < len(toks) && basicColours[toks[ps.i+1]] && toks[ps.i+1] != t {
+		if _, isPair := palette[two]; !isPair {
+			ps.i++ // "navy blue" -> navy
+		}
+	}
+	ps.cur.colours = append(ps.cur.colours, Colour{Name: nameWith(ps.mods, t), RGB: modify(rgb, ps.mods)})
+	ps.mods = nil
+	if len(ps.cur.colours) == 2 && ps.i >= 2 && toks[ps.i-1] == "on" {
+		// "red on white": the first colour is the motif, the second the
+		// ground.
+		ps.cur.colours[0], ps.cur.colours[1] = ps.cur.colours[1], ps.cur.colours[0]
+	}
+	if t == "denim" && ps.cur.pattern == "" {
+		ps.cur.pattern = PatternDenim
+	}
+	return true
+}
+
+// pattern reads a pattern word (two-word ones first) or an orientation,
+// and says whether the token was one.
+func (ps *promptParser) pattern(t, two string) bool {
+	if p, ok := patternWords[two]; ok && two != "" {
+		ps.cur.pattern = p
+		ps.i++
+		return true
+	}
+	if p, ok := patternWords[t]; ok {
+		if !(p == PatternSolid && ps.cur.pattern != "") {
+			ps.cur.pattern = p
+		}
+		return true
+	}
+	switch t {
+	case "vertical", "vertically":
+		ps.cur.orientation = "vertical"
+		return true
+	case "horizontal", "horizontally":
+		ps.cur.orientation = "horizontal"
+		return true
+	}
+	return false
+}
+
+// completeLast lets trailing words (cur) complete the last garment: a
+// missing colour or pattern, or the pattern's accent ("... with white
+// stripes"); with no garment named they make a top.
+func completeLast(gs []Garment, cur attrs) []Garment {
+	if cur.empty() && cur.orientation == "" {
+		return gs
+	}
+	if len(gs) == 0 {
+		gs = append(gs, Garment{Region: RegionTop})
+	}
+	last := &gs[len(gs)-1]
+	if last.Colour == nil && len(cur.colours) > 0 {
+		fill(last, attrs{colours: cur.colours, pattern: orPattern(last.Pattern, cur.pattern), orientation: cur.orientation})
+		return gs
+	}
+	if last.Pattern == "" || last.Pattern == PatternSolid {
+		last.Pattern = orient(orPattern(last.Pattern, cur.pattern), cur.orientation)
+	} else if cur.orientation != "" {
+		last.Pattern = orient(last.Pattern, cur.orientation)
+	}
+	if len(cur.colours) > 0 && last.Accent == nil {
+		last.Accent = &cur.colours[0]
+	}
+	return gs
 }
 
 func nameWith(mods []string, name string) string {

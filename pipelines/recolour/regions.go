@@ -86,20 +86,112 @@ func (m *labModel) dist(l, a, b float32) float32 {
 //   - closing of small holes, then feathered edges.
 func FindRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*Regions, error) {
 	w, h := img.Rect.Dx(), img.Rect.Dy()
+	pose, sel, parse, err := perceive(ctx, p, img)
+	if err != nil {
+		return nil, err
+	}
+	r := &Regions{w: w, h: h}
+	wk := &regionWork{diag: math.Hypot(float64(w), float64(h))}
+	wk.pg = r.personPlanes(pose, sel)
+	wk.clothes = raster.MaskPlane(parse.Clothes, w, h)
+	wk.skin = raster.MaskPlane(parse.Skin, w, h)
+	wk.hair = raster.MaskPlane(parse.Hair, w, h)
+	if wk.clothes == nil || wk.skin == nil || wk.hair == nil {
+		return nil, fmt.Errorf("clothes parsing returned empty masks")
+	}
+	wk.notBody = raster.NewPlane(w, h) // 1 - max(skin, hair)
+	wk.core = raster.NewPlane(w, h)
+	for i := range wk.core.P {
+		nb := 1 - max(wk.skin.P[i], wk.hair.P[i])
+		wk.notBody.P[i] = nb
+		wk.core.P[i] = wk.clothes.P[i] * wk.pg.P[i] * nb
+	}
+	r.geometry(pose, wk.core)
+	wk.handsFace, wk.shoes = bodyZones(pose, w, h, r.shoulder, r.hipsFromPose)
+	r.labPlanes(img, wk)
+	r.topModel = fitModel(wk.core, wk.L, wk.A, wk.B, wk.Cp, wk.Hp, func(i int) bool { return r.torsoPos(i) > topSeedAbove }, &r.seedCounts[0])
+	r.botModel = fitModel(wk.core, wk.L, wk.A, wk.B, wk.Cp, wk.Hp, func(i int) bool { return r.torsoPos(i) < -bottomSeedBelow && wk.shoes.P[i] == 0 }, &r.seedCounts[1])
+	shoeOff := r.refineNotBody(wk)
+	// Shoe decisions are made on a neighbourhood, so that the odd boot
+	// pixel that happens to match the trousers goes with its shoe, and
+	// below a trouser hem everything in the shoe zone is shoe.
+	cutBelowHems(pose, wk.shoes, shoeOff, r.shoulder, r.hipsFromPose)
+	raster.Blur(shoeOff, raster.NewPlane(w, h), wk.diag*shoeBlur)
+	for i := range wk.core.P {
+		if wk.shoes.P[i] > 0 {
+			wk.notBody.P[i] *= 1 - raster.Smoothstep(0.3, 0.55, shoeOff.P[i])
+		}
+		wk.core.P[i] = wk.clothes.P[i] * wk.pg.P[i] * wk.notBody.P[i]
+	}
+	pTop := r.garmentness(wk)
+	r.closeAndSplit(wk, pTop)
+	return r, nil
+}
+
+// Region tuning (image lengths are shares of the image diagonal, torso
+// positions are in torso lengths above the waist).
+const (
+	// minPresence, minPersonCover and minShoulderVisibility: below these
+	// (presence, person mask share of the image, both shoulders'
+	// visibility) there is no person to dress.
+	minPresence           = 0.5
+	minPersonCover        = 0.02
+	minShoulderVisibility = 0.3
+	// topSeedAbove and bottomSeedBelow: the top's colour model is fitted
+	// on the clothes this far above the waist, the bottom's this far below.
+	topSeedAbove    = 0.25
+	bottomSeedBelow = 0.12
+	// separatedZ2: the two garments' colour models are separated when
+	// their mean squared z-distance exceeds this.
+	separatedZ2 = 4
+	// shoeBlur: the shoe decision is blurred over this share.
+	shoeBlur = 0.006
+	// nearBlur: "near the clothes" is the clothes blurred over this share.
+	nearBlur = 0.04
+	// splitSharpness: the top/bottom logit is the torso position over this.
+	splitSharpness = 0.01
+	// colourVote and maxColourVote: a pixel's colour moves the top/bottom
+	// logit by this times the models' distance difference, at most
+	// maxColourVote.
+	colourVote    = 0.5
+	maxColourVote = 6
+	// holeBlur: small holes are closed with a blur over this share.
+	holeBlur = 0.004
+	// featherPx and featherDiag: the masks' edges are feathered with a
+	// blur of featherPx pixels plus featherDiag of the diagonal.
+	featherPx   = 0.6
+	featherDiag = 0.0006
+)
+
+// regionWork holds the planes FindRegions builds on the way: the lenient
+// person mask pg, the parser's clothes, skin and hair, the not-skin/hair
+// share, the clothes core, the hands-and-face and shoe zones, and the
+// pixels' Lab (L, and rg chromaticity A, B), chroma and hue.
+type regionWork struct {
+	diag                    float64
+	pg, clothes, skin, hair *raster.Plane
+	notBody, core           *raster.Plane
+	handsFace, shoes        *raster.Plane
+	L, A, B, Cp, Hp         *raster.Plane
+}
+
+// perceive runs the pose, person mask and parsing models and fails with a
+// NoPersonError when there is no person to dress.
+func perceive(ctx context.Context, p models.Perception, img *image.RGBA) (*models.Pose, *image.Gray, *models.Parsing, error) {
 	pose, err := p.Pose(ctx, img)
 	if err != nil {
-		return nil, fmt.Errorf("pose: %w", err)
+		return nil, nil, nil, fmt.Errorf("pose: %w", err)
 	}
 	sel, err := p.PersonMask(ctx, img)
 	if err != nil {
-		return nil, fmt.Errorf("person mask: %w", err)
+		return nil, nil, nil, fmt.Errorf("person mask: %w", err)
 	}
 	parse, err := p.Parse(ctx, img)
 	if err != nil {
-		return nil, fmt.Errorf("clothes parsing: %w", err)
+		return nil, nil, nil, fmt.Errorf("clothes parsing: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	selArea := 0
 	for _, v := range sel.Pix {
@@ -108,16 +200,20 @@ func FindRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*Re
 		}
 	}
 	cover := float64(selArea) / float64(max(len(sel.Pix), 1))
-	if pose.Presence < 0.5 || cover < 0.02 ||
-		pose.Keypoints[models.KpLeftShoulder].Visibility < 0.3 && pose.Keypoints[models.KpRightShoulder].Visibility < 0.3 {
-		return nil, &NoPersonError{Presence: pose.Presence, Cover: cover}
+	if pose.Presence < minPresence || cover < minPersonCover ||
+		pose.Keypoints[models.KpLeftShoulder].Visibility < minShoulderVisibility && pose.Keypoints[models.KpRightShoulder].Visibility < minShoulderVisibility {
+		return nil, nil, nil, &NoPersonError{Presence: pose.Presence, Cover: cover}
 	}
-	r := &Regions{w: w, h: h}
-	diag := math.Hypot(float64(w), float64(h))
+	return pose, sel, parse, nil
+}
 
+// personPlanes fuses the pose model's and the selfie model's person masks
+// into r.person, and returns the lenient person mask for the garments.
+func (r *Regions) personPlanes(pose *models.Pose, sel *image.Gray) *raster.Plane {
+	w, h := r.w, r.h
 	pm, ps := raster.MaskPlane(pose.Mask, w, h), raster.MaskPlane(sel, w, h)
 	r.person = raster.NewPlane(w, h)
-	pg := raster.NewPlane(w, h) // lenient person mask for the garments
+	pg := raster.NewPlane(w, h)
 	for i := range r.person.P {
 		var v float32
 		switch {
@@ -131,25 +227,15 @@ func FindRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*Re
 		r.person.P[i] = raster.Smoothstep(0.3, 0.7, v)
 		pg.P[i] = raster.Smoothstep(0.1, 0.45, v)
 	}
-	clothes := raster.MaskPlane(parse.Clothes, w, h)
-	skin := raster.MaskPlane(parse.Skin, w, h)
-	hair := raster.MaskPlane(parse.Hair, w, h)
-	if clothes == nil || skin == nil || hair == nil {
-		return nil, fmt.Errorf("clothes parsing returned empty masks")
-	}
-	notBody := raster.NewPlane(w, h) // 1 - max(skin, hair)
-	core := raster.NewPlane(w, h)
-	for i := range core.P {
-		nb := 1 - max(skin.P[i], hair.P[i])
-		notBody.P[i] = nb
-		core.P[i] = clothes.P[i] * pg.P[i] * nb
-	}
-	r.geometry(pose, core)
-	handsFace, shoes := bodyZones(pose, w, h, r.shoulder, r.hipsFromPose)
+	return pg
+}
 
-	// Lab-derived planes and luminance.
-	L, A, B := raster.NewPlane(w, h), raster.NewPlane(w, h), raster.NewPlane(w, h)
-	Cp, Hp := raster.NewPlane(w, h), raster.NewPlane(w, h) // LCh chroma and hue
+// labPlanes fills the Lab-derived planes of wk and r.lum (linear
+// luminance) from img.
+func (r *Regions) labPlanes(img *image.RGBA, wk *regionWork) {
+	w, h := r.w, r.h
+	wk.L, wk.A, wk.B = raster.NewPlane(w, h), raster.NewPlane(w, h), raster.NewPlane(w, h)
+	wk.Cp, wk.Hp = raster.NewPlane(w, h), raster.NewPlane(w, h)
 	r.lum = raster.NewPlane(w, h)
 	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
@@ -158,145 +244,157 @@ func FindRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*Re
 				i := y*w + x
 				lr, lg, lb := lin8[row[x*4]], lin8[row[x*4+1]], lin8[row[x*4+2]]
 				l, la, lb2 := linToLab(lr, lg, lb)
-				Cp.P[i], Hp.P[i] = float32(math.Hypot(la, lb2)), float32(hueDeg(la, lb2))
-
+				wk.Cp.P[i], wk.Hp.P[i] = float32(math.Hypot(la, lb2)), float32(hueDeg(la, lb2))
 				sum := lr + lg + lb + 0.01
-				L.P[i], A.P[i], B.P[i] = float32(l), float32(100*lr/sum), float32(100*lg/sum)
+				wk.L.P[i], wk.A.P[i], wk.B.P[i] = float32(l), float32(100*lr/sum), float32(100*lg/sum)
 				r.lum.P[i] = float32(0.2126*lr + 0.7152*lg + 0.0722*lb)
 			}
 		}
 	})
+}
 
-	// Signed distance along the torso axis, in torso lengths (>0: above the waist).
-	tt := func(i int) float64 {
-		x, y := float64(i%w), float64(i/w)
-		return ((x-r.waistX)*r.upX + (y-r.waistY)*r.upY) / r.torso
-	}
-	r.topModel = fitModel(core, L, A, B, Cp, Hp, func(i int) bool { return tt(i) > 0.25 }, &r.seedCounts[0])
-	r.botModel = fitModel(core, L, A, B, Cp, Hp, func(i int) bool { return tt(i) < -0.12 && shoes.P[i] == 0 }, &r.seedCounts[1])
-	separated := false
-	if r.topModel != nil && r.botModel != nil {
-		var d float64
-		for c := range 3 {
-			s := (r.topModel.std[c] + r.botModel.std[c]) / 2
-			z := (r.topModel.mean[c] - r.botModel.mean[c]) / s
-			d += z * z
-		}
-		separated = d/3 > 4
-	}
+// torsoPos is pixel i's signed distance along the torso axis, in torso
+// lengths (>0: above the waist).
+func (r *Regions) torsoPos(i int) float64 {
+	x, y := float64(i%r.w), float64(i/r.w)
+	return ((x-r.waistX)*r.upX + (y-r.waistY)*r.upY) / r.torso
+}
 
+// separated says whether the top's and the bottom's colour models are far
+// enough apart for colour to decide between them.
+func (r *Regions) separated() bool {
+	if r.topModel == nil || r.botModel == nil {
+		return false
+	}
+	var d float64
+	for c := range 3 {
+		s := (r.topModel.std[c] + r.botModel.std[c]) / 2
+		z := (r.topModel.mean[c] - r.botModel.mean[c]) / s
+		d += z * z
+	}
+	return d/3 > separatedZ2
+}
+
+// modelDists are pixel i's colour distances to the top's and the bottom's
+// models (1e9 where a model is missing).
+func (r *Regions) modelDists(wk *regionWork, i int) (dT, dB float32) {
+	dT, dB = 1e9, 1e9
+	if r.topModel != nil {
+		dT = r.topModel.dist(wk.L.P[i], wk.A.P[i], wk.B.P[i])
+	}
+	if r.botModel != nil {
+		dB = r.botModel.dist(wk.L.P[i], wk.A.P[i], wk.B.P[i])
+	}
+	return dT, dB
+}
+
+// refineNotBody corrects the not-skin/hair share with colour: a skin
+// colour model from the hands and the face tells a hand resting on a
+// garment from skin-toned cloth around it; the skin model mistakes
+// skin-toned cloth (khaki, camel, blush) for skin, so away from the hands
+// and the face, pixels that match a garment's colour closely are not skin.
+// It returns, in the shoe zone, how clearly a pixel is no garment colour
+// (below the knees such pixels are shoes, not trousers).
+func (r *Regions) refineNotBody(wk *regionWork) *raster.Plane {
+	w, h := r.w, r.h
 	shoeOff := raster.NewPlane(w, h)
-	// A skin colour model from the hands and the face, to tell a hand
-	// resting on a garment from skin-toned cloth around it.
 	var skinCount int
-	skinModel := fitModel(skin, L, A, B, Cp, Hp, func(i int) bool { return handsFace.P[i] > 0 && skin.P[i] > 0.8 }, &skinCount)
-	// The skin model mistakes skin-toned cloth (khaki, camel, blush) for
-	// skin: away from the hands and the face, pixels that match a garment's
-	// colour closely are not skin. Below the knees, pixels that match no
-	// garment colour are shoes, not trousers.
+	skinModel := fitModel(wk.skin, wk.L, wk.A, wk.B, wk.Cp, wk.Hp, func(i int) bool { return wk.handsFace.P[i] > 0 && wk.skin.P[i] > 0.8 }, &skinCount)
 	raster.ParallelRows(h, func(y0, y1 int) {
 		for i := y0 * w; i < y1*w; i++ {
-			var dT, dB float32 = 1e9, 1e9
-			if r.topModel != nil {
-				dT = r.topModel.dist(L.P[i], A.P[i], B.P[i])
-			}
-			if r.botModel != nil {
-				dB = r.botModel.dist(L.P[i], A.P[i], B.P[i])
-			}
+			dT, dB := r.modelDists(wk, i)
 			d := min(dT, dB)
 			dHere := dT
-			if tt(i) < 0 && r.hipsInFrame {
+			if r.torsoPos(i) < 0 && r.hipsInFrame {
 				dHere = dB
 			}
-			trust := handsFace.P[i]
+			trust := wk.handsFace.P[i]
 			if trust > 0 && skinModel != nil {
-
-				trust *= raster.Smoothstep(-0.5, 0.5, d-skinModel.dist(L.P[i], A.P[i], B.P[i]))
+				trust *= raster.Smoothstep(-0.5, 0.5, d-skinModel.dist(wk.L.P[i], wk.A.P[i], wk.B.P[i]))
 			}
-			sk := skin.P[i] * (1 - raster.Smoothstep(3, 1.2, d)*(1-trust))
-			nb := 1 - max(sk, hair.P[i])
-
-			nb *= 1 - handsFace.P[i]*raster.Smoothstep(2, 5, dHere)
-			if shoes.P[i] > 0 {
-
+			sk := wk.skin.P[i] * (1 - raster.Smoothstep(3, 1.2, d)*(1-trust))
+			nb := 1 - max(sk, wk.hair.P[i])
+			nb *= 1 - wk.handsFace.P[i]*raster.Smoothstep(2, 5, dHere)
+			if wk.shoes.P[i] > 0 {
 				off := raster.Smoothstep(2, 6, d)
 				if r.botModel != nil {
-					zl := math.Abs(float64(L.P[i])-r.botModel.mean[0]) / r.botModel.std[0]
+					zl := math.Abs(float64(wk.L.P[i])-r.botModel.mean[0]) / r.botModel.std[0]
 					off = max(off, raster.Smoothstep(1.4, 2.2, float32(zl)))
 				}
 				shoeOff.P[i] = off
 			}
-			notBody.P[i] = nb
+			wk.notBody.P[i] = nb
 		}
 	})
+	return shoeOff
+}
 
-	// Shoe decisions are made on a neighbourhood, so that the odd boot
-	// pixel that happens to match the trousers goes with its shoe, and
-	// below a trouser hem everything in the shoe zone is shoe.
-	cutBelowHems(pose, shoes, shoeOff, r.shoulder, r.hipsFromPose)
-	raster.Blur(shoeOff, raster.NewPlane(w, h), diag*0.006)
-	for i := range core.P {
-		if shoes.P[i] > 0 {
-			notBody.P[i] *= 1 - raster.Smoothstep(0.3, 0.55, shoeOff.P[i])
-		}
-		core.P[i] = clothes.P[i] * pg.P[i] * notBody.P[i]
-	}
-
+// garmentness sets r.clothes: the clothes core, filled near it with person
+// pixels whose colour matches the garment there, less pixels of another
+// hue or far from both garments' colours. It returns each pixel's
+// probability of belonging to the top (1 everywhere when the hips are out
+// of the frame).
+func (r *Regions) garmentness(wk *regionWork) *raster.Plane {
+	w, h := r.w, r.h
 	near := raster.NewPlane(w, h)
-	copy(near.P, core.P)
-	near = raster.WideBlur(near, diag*0.04)
-
+	copy(near.P, wk.core.P)
+	near = raster.WideBlur(near, wk.diag*nearBlur)
+	separated := r.separated()
 	r.clothes = raster.NewPlane(w, h)
 	pTop := raster.NewPlane(w, h)
 	raster.ParallelRows(h, func(y0, y1 int) {
 		for i := y0 * w; i < y1*w; i++ {
-			t := tt(i)
-			logit := t / 0.01
-			var dT, dB float32 = 1e9, 1e9
-			if r.topModel != nil {
-				dT = r.topModel.dist(L.P[i], A.P[i], B.P[i])
-			}
-			if r.botModel != nil {
-				dB = r.botModel.dist(L.P[i], A.P[i], B.P[i])
-			}
+			t := r.torsoPos(i)
+			logit := t / splitSharpness
+			dT, dB := r.modelDists(wk, i)
 			if separated {
-				logit += math.Max(-6, math.Min(6, float64(dB-dT)*0.5))
+				logit += math.Max(-maxColourVote, math.Min(maxColourVote, float64(dB-dT)*colourVote))
 			}
 			pt := float32(1 / (1 + math.Exp(-logit)))
 			if !r.hipsInFrame {
 				pt = 1
 			}
 			pTop.P[i] = pt
-			d := min(dT, dB)
-			dHere := dT
-			if t < 0 && r.hipsInFrame {
-				dHere = dB
-			}
-			sim := raster.Smoothstep(6, 2, dHere)
-			fillv := sim * r.person.P[i] * notBody.P[i] * raster.Smoothstep(0.01, 0.08, near.P[i])
-			g := max(core.P[i], fillv)
-			here := r.topModel
-			if (t < 0 && r.hipsInFrame && r.botModel != nil) || here == nil {
-				here = r.botModel
-			}
-			if here != nil {
-
-				g *= 1 - here.offHue(Cp.P[i], Hp.P[i])
-			}
-			if r.topModel != nil || r.botModel != nil {
-
-				g *= 1 - raster.Smoothstep(8, 14, d)
-			}
-			r.clothes.P[i] = g
+			r.clothes.P[i] = r.garmentAt(wk, i, t, dT, dB, near.P[i])
 		}
 	})
+	return pTop
+}
 
-	// Close small holes, then cut skin and hair out again.
+// garmentAt is pixel i's garment-ness (torso position t, colour distances
+// dT and dB, nearness to the clothes core nearV).
+func (r *Regions) garmentAt(wk *regionWork, i int, t float64, dT, dB, nearV float32) float32 {
+	d := min(dT, dB)
+	dHere := dT
+	if t < 0 && r.hipsInFrame {
+		dHere = dB
+	}
+	sim := raster.Smoothstep(6, 2, dHere)
+	fillv := sim * r.person.P[i] * wk.notBody.P[i] * raster.Smoothstep(0.01, 0.08, nearV)
+	g := max(wk.core.P[i], fillv)
+	here := r.topModel
+	if (t < 0 && r.hipsInFrame && r.botModel != nil) || here == nil {
+		here = r.botModel
+	}
+	if here != nil {
+		g *= 1 - here.offHue(wk.Cp.P[i], wk.Hp.P[i])
+	}
+	if r.topModel != nil || r.botModel != nil {
+		g *= 1 - raster.Smoothstep(8, 14, d)
+	}
+	return g
+}
+
+// closeAndSplit closes small holes in r.clothes, cuts skin and hair out
+// again, splits it into r.full, r.top and r.bottom by pTop and feathers
+// their edges.
+func (r *Regions) closeAndSplit(wk *regionWork, pTop *raster.Plane) {
+	w, h := r.w, r.h
 	closed := raster.NewPlane(w, h)
 	copy(closed.P, r.clothes.P)
-	raster.Blur(closed, raster.NewPlane(w, h), diag*0.004)
+	raster.Blur(closed, raster.NewPlane(w, h), wk.diag*holeBlur)
 	for i := range closed.P {
-		closed.P[i] = max(r.clothes.P[i], raster.Smoothstep(0.35, 0.65, closed.P[i])) * raster.Smoothstep(0.2, 0.6, notBody.P[i]) * pg.P[i]
+		closed.P[i] = max(r.clothes.P[i], raster.Smoothstep(0.35, 0.65, closed.P[i])) * raster.Smoothstep(0.2, 0.6, wk.notBody.P[i]) * wk.pg.P[i]
 	}
 	r.clothes = closed
 	r.full, r.top, r.bottom = raster.NewPlane(w, h), raster.NewPlane(w, h), raster.NewPlane(w, h)
@@ -307,9 +405,8 @@ func FindRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*Re
 		r.bottom.P[i] = v * (1 - pTop.P[i])
 	}
 	for _, m := range []*raster.Plane{r.full, r.top, r.bottom} {
-		raster.Blur(m, raster.NewPlane(w, h), 0.6+diag*0.0006)
+		raster.Blur(m, raster.NewPlane(w, h), featherPx+wk.diag*featherDiag)
 	}
-	return r, nil
 }
 
 // geometry derives the waist, the torso axis and the body scale from the
@@ -374,105 +471,150 @@ func (r *Regions) geometry(pose *models.Pose, core *raster.Plane) {
 // shins and the feet of visible legs).
 func bodyZones(pose *models.Pose, w, h int, sw float64, hipsOK bool) (handsFace, shoes *raster.Plane) {
 	handsFace, shoes = raster.NewPlane(w, h), raster.NewPlane(w, h)
-	kp := pose.Keypoints
-	type disc struct{ x, y, r float64 }
-	var hf, feet []disc
-	for k := 0; k <= 10; k++ {
-		if kp[k].Visibility > 0.5 {
-			hf = append(hf, disc{kp[k].X, kp[k].Y, 0.7 * sw})
-		}
-	}
-	type seg struct{ ax, ay, bx, by float64 }
-	// Hands: from the wrist through the pinky, index and thumb knuckles,
-	// extended to the fingertips.
-	var hands []seg
-	for _, hnd := range [][4]int{{15, 17, 19, 21}, {16, 18, 20, 22}} {
-		wr := kp[hnd[0]]
-		if wr.Visibility < 0.3 {
-			continue
-		}
-		hf = append(hf, disc{wr.X, wr.Y, 0.1 * sw})
-		for _, k := range hnd[1:] {
-			f := kp[k]
-			hands = append(hands, seg{wr.X, wr.Y, wr.X + 1.35*(f.X-wr.X), wr.Y + 1.35*(f.Y-wr.Y)})
-		}
-	}
-	// Arms: where the skin model sees skin on an arm, trust it.
-	var arms []seg
-	for _, a := range [][2]int{{models.KpLeftShoulder, models.KpLeftElbow}, {models.KpLeftElbow, models.KpLeftWrist},
-		{models.KpRightShoulder, models.KpRightElbow}, {models.KpRightElbow, models.KpRightWrist}} {
-		p, q := kp[a[0]], kp[a[1]]
-		if p.Visibility > 0.5 && q.Visibility > 0.5 {
-			arms = append(arms, seg{p.X, p.Y, q.X, q.Y})
-		}
-	}
-	var shins []seg
-	for side, ok := range legsPlausible(pose, sw, hipsOK) {
-		if !ok {
-			continue
-		}
-		kn, an := kp[models.KpLeftKnee+side], kp[models.KpLeftAnkle+side]
-		shins = append(shins, seg{kn.X, kn.Y, an.X, an.Y})
-		for _, k := range []int{models.KpLeftAnkle + side, 29 + side, 31 + side} { // ankle, heel, foot index
-			if kp[k].Visibility > 0.4 {
-				feet = append(feet, disc{kp[k].X, kp[k].Y, 0.5 * sw})
-			}
-		}
-	}
+	z := zoneShapes(pose, sw, hipsOK)
 	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			fy := float64(y)
 			for x := 0; x < w; x++ {
 				fx := float64(x)
 				i := y*w + x
-				for _, d := range hf {
-					if (fx-d.x)*(fx-d.x)+(fy-d.y)*(fy-d.y) < d.r*d.r {
-						handsFace.P[i] = 1
-						break
-					}
+				if z.inHandsFace(fx, fy, sw) {
+					handsFace.P[i] = 1
 				}
-				if handsFace.P[i] == 0 {
-					for _, s := range hands {
-						if segDist2(fx, fy, s.ax, s.ay, s.bx, s.by) < 0.1*0.1*sw*sw {
-							handsFace.P[i] = 1
-							break
-						}
-					}
-				}
-				if handsFace.P[i] == 0 {
-					for _, s := range arms {
-						if segDist2(fx, fy, s.ax, s.ay, s.bx, s.by) < 0.12*0.12*sw*sw {
-							handsFace.P[i] = 1
-							break
-						}
-					}
-				}
-				for _, d := range feet {
-					if (fx-d.x)*(fx-d.x)+(fy-d.y)*(fy-d.y) < d.r*d.r {
-						shoes.P[i] = 1
-						break
-					}
-				}
-				for _, s := range shins {
-					dx, dy := s.bx-s.ax, s.by-s.ay
-					l2 := dx*dx + dy*dy
-					if l2 == 0 {
-						continue
-					}
-					t := ((fx-s.ax)*dx + (fy-s.ay)*dy) / l2
-					if t < 0.35 || t > 1.8 {
-						continue
-					}
-					px, py := s.ax+t*dx, s.ay+t*dy
-					if (fx-px)*(fx-px)+(fy-py)*(fy-py) < 0.45*0.45*sw*sw {
-						shoes.P[i] = 1
-					}
+				if z.inShoes(fx, fy, sw) {
+					shoes.P[i] = 1
 				}
 			}
 		}
 	})
-
 	return handsFace, shoes
+}
+
+// Zone tuning, in shoulder widths.
+const (
+	// faceDisc: a disc of this radius around each visible face keypoint;
+	// wristDisc around each wrist.
+	faceDisc  = 0.7
+	wristDisc = 0.1
+	// fingerReach: the hand's segments run from the wrist through the
+	// knuckles this many times their length (to the fingertips).
+	fingerReach = 1.35
+	// handWidth and armWidth: the hands' and arms' segments' radii.
+	handWidth = 0.1
+	armWidth  = 0.12
+	// footDisc: a disc around each visible ankle, heel and foot index.
+	footDisc = 0.5
+	// shinFrom, shinTo and shinWidth: the shoe zone along the knee-ankle
+	// line, from this share of it to past the ankle, this wide.
+	shinFrom  = 0.35
+	shinTo    = 1.8
+	shinWidth = 0.45
+)
+
+// zoneDisc and zoneSeg are the shapes the zones are made of.
+type zoneDisc struct{ x, y, r float64 }
+type zoneSeg struct{ ax, ay, bx, by float64 }
+
+// zones are the shapes of the hands-and-face zone (discs hf, hand and arm
+// segments) and of the shoe zone (feet discs, shins).
+type zones struct {
+	hf, feet           []zoneDisc
+	hands, arms, shins []zoneSeg
+}
+
+// zoneShapes builds the zones' shapes from the pose: the face and the
+// wrists; hands from the wrist through the pinky, index and thumb knuckles,
+// extended to the fingertips; arms (where the skin model sees skin on an
+// arm, trust it); and, on plausible legs, the feet and shins.
+func zoneShapes(pose *models.Pose, sw float64, hipsOK bool) zones {
+	kp := pose.Keypoints
+	var z zones
+	for k := 0; k <= 10; k++ {
+		if kp[k].Visibility > 0.5 {
+			z.hf = append(z.hf, zoneDisc{kp[k].X, kp[k].Y, faceDisc * sw})
+		}
+	}
+	for _, hnd := range [][4]int{{15, 17, 19, 21}, {16, 18, 20, 22}} {
+		wr := kp[hnd[0]]
+		if wr.Visibility < 0.3 {
+			continue
+		}
+		z.hf = append(z.hf, zoneDisc{wr.X, wr.Y, wristDisc * sw})
+		for _, k := range hnd[1:] {
+			f := kp[k]
+			z.hands = append(z.hands, zoneSeg{wr.X, wr.Y, wr.X + fingerReach*(f.X-wr.X), wr.Y + fingerReach*(f.Y-wr.Y)})
+		}
+	}
+	for _, a := range [][2]int{{models.KpLeftShoulder, models.KpLeftElbow}, {models.KpLeftElbow, models.KpLeftWrist},
+		{models.KpRightShoulder, models.KpRightElbow}, {models.KpRightElbow, models.KpRightWrist}} {
+		p, q := kp[a[0]], kp[a[1]]
+		if p.Visibility > 0.5 && q.Visibility > 0.5 {
+			z.arms = append(z.arms, zoneSeg{p.X, p.Y, q.X, q.Y})
+		}
+	}
+	for side, ok := range legsPlausible(pose, sw, hipsOK) {
+		if !ok {
+			continue
+		}
+		kn, an := kp[models.KpLeftKnee+side], kp[models.KpLeftAnkle+side]
+		z.shins = append(z.shins, zoneSeg{kn.X, kn.Y, an.X, an.Y})
+		for _, k := range []int{models.KpLeftAnkle + side, 29 + side, 31 + side} { // ankle, heel, foot index
+			if kp[k].Visibility > 0.4 {
+				z.feet = append(z.feet, zoneDisc{kp[k].X, kp[k].Y, footDisc * sw})
+			}
+		}
+	}
+	return z
+}
+
+// inDiscs says whether (fx, fy) lies in one of the discs.
+func inDiscs(ds []zoneDisc, fx, fy float64) bool {
+	for _, d := range ds {
+		if (fx-d.x)*(fx-d.x)+(fy-d.y)*(fy-d.y) < d.r*d.r {
+			return true
+		}
+	}
+	return false
+}
+
+// nearSegs says whether (fx, fy) lies within squared distance r2 of one of
+// the segments.
+func nearSegs(ss []zoneSeg, fx, fy, r2 float64) bool {
+	for _, s := range ss {
+		if segDist2(fx, fy, s.ax, s.ay, s.bx, s.by) < r2 {
+			return true
+		}
+	}
+	return false
+}
+
+// inHandsFace says whether (fx, fy) is in the hands-and-face zone.
+func (z *zones) inHandsFace(fx, fy, sw float64) bool {
+	return inDiscs(z.hf, fx, fy) || nearSegs(z.hands, fx, fy, handWidth*handWidth*sw*sw) || nearSegs(z.arms, fx, fy, armWidth*armWidth*sw*sw)
+}
+
+// inShoes says whether (fx, fy) is in the shoe zone: a foot disc, or near
+// a shin's line between shinFrom and shinTo of its length.
+func (z *zones) inShoes(fx, fy, sw float64) bool {
+	if inDiscs(z.feet, fx, fy) {
+		return true
+	}
+	for _, s := range z.shins {
+		dx, dy := s.bx-s.ax, s.by-s.ay
+		l2 := dx*dx + dy*dy
+		if l2 == 0 {
+			continue
+		}
+		t := ((fx-s.ax)*dx + (fy-s.ay)*dy) / l2
+		if t < shinFrom || t > shinTo {
+			continue
+		}
+		px, py := s.ax+t*dx, s.ay+t*dy
+		if (fx-px)*(fx-px)+(fy-py)*(fy-py) < shinWidth*shinWidth*sw*sw {
+			return true
+		}
+	}
+	return false
 }
 
 // legsPlausible reports per side (left, right) whether the pose model's
