@@ -297,9 +297,9 @@ func chaosCheck(t *testing.T, e *env, start int64, accepted []string, rc *receiv
 			break
 		}
 	}
-	keys, _ := e.svc.rdb.Keys(ctx, "fashiond:job:*").Result()
+	keys, _ := e.svc.rdb.Keys(ctx, keyJobPrefix+"*").Result()
 	for _, k := range keys {
-		id := strings.TrimPrefix(k, "fashiond:job:")
+		id := strings.TrimPrefix(k, keyJobPrefix)
 		if r, err := e.svc.load(ctx, id); err == nil && !slices.Contains(accepted, id) {
 			if r.Status == StatusSucceeded {
 				charged += int64(r.Cost)

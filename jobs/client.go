@@ -37,7 +37,7 @@ const (
 // keyIdem is the Redis key of owner's Idempotency-Key k.
 func keyIdem(owner, k string) string {
 	h := sha256.Sum256([]byte(k))
-	return "fashiond:idem:" + owner + ":" + hex.EncodeToString(h[:16])
+	return keyPrefix + "idem:" + owner + ":" + hex.EncodeToString(h[:16])
 }
 
 func idemPending(fp string) string    { return "p|" + fp }

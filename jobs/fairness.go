@@ -27,17 +27,17 @@ const DefaultMaxInFlight = 1000
 const durationSamples = 50
 
 // keyBacklogs is the set of "model|owner" with a non-empty backlog.
-const keyBacklogs = "fashiond:backlogs"
+const keyBacklogs = keyPrefix + "backlogs"
 
-func keyOwnerJobs(owner string) string { return "fashiond:owner_jobs:" + owner }
-func keyInflight(owner string) string  { return "fashiond:in_flight:" + owner }
-func keyLimits(owner string) string    { return "fashiond:limits:" + owner }
-func keySlots(model string) string     { return "fashiond:slots:" + model }
-func keyDurations(model string) string { return "fashiond:durations:" + model }
+func keyOwnerJobs(owner string) string { return keyPrefix + "owner_jobs:" + owner }
+func keyInflight(owner string) string  { return keyPrefix + "in_flight:" + owner }
+func keyLimits(owner string) string    { return keyPrefix + "limits:" + owner }
+func keySlots(model string) string     { return keyPrefix + "slots:" + model }
+func keyDurations(model string) string { return keyPrefix + "durations:" + model }
 func keyDispatched(model, owner string) string {
-	return "fashiond:dispatched:" + model + ":" + owner
+	return keyPrefix + "dispatched:" + model + ":" + owner
 }
-func keyBacklog(model, owner string) string { return "fashiond:backlog:" + model + ":" + owner }
+func keyBacklog(model, owner string) string { return keyPrefix + "backlog:" + model + ":" + owner }
 func backlogMember(model, owner string) string {
 	return model + "|" + owner
 }
@@ -100,7 +100,7 @@ func (s *Service) promote(ctx context.Context, model, owner string) {
 	}
 	ids, err := promoteScript.Run(ctx, s.rdb,
 		[]string{keyDispatched(model, owner), keyBacklog(model, owner), keyBacklogs, keyLimits(owner)},
-		max(slots, 1), "fashiond:job:", backlogMember(model, owner)).StringSlice()
+		max(slots, 1), keyJobPrefix, backlogMember(model, owner)).StringSlice()
 	if err != nil {
 		s.log.Warn("promote backlogged jobs", "model", model, "err", err)
 		return

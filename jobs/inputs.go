@@ -52,7 +52,7 @@ func (e *QuotaError) Unwrap() error { return ErrInputQuota }
 // inputsFolder is the blob folder of a job's input images.
 func inputsFolder(jobID string) string { return "private/inputs/" + jobID + "/" }
 
-func keyInputBytes(owner string) string { return "fashiond:input_bytes:" + owner }
+func keyInputBytes(owner string) string { return keyPrefix + "input_bytes:" + owner }
 
 // spoolInputs writes the data URI images of inputs to the blob store and
 // returns the inputs with references in their place and the bytes stored.

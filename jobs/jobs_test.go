@@ -219,7 +219,7 @@ func TestInsufficientCredits(t *testing.T) {
 			{0, true, 0},
 		}
 		for _, tc := range tests {
-			jobsBefore := countKeys(t, e, "fashiond:job:*")
+			jobsBefore := countKeys(t, e, keyJobPrefix+"*")
 			j, err := e.svc.Submit(ctx, SubmitRequest{Owner: owner, Model: ModelTryon, Cost: tc.cost})
 			if tc.ok != (err == nil) {
 				t.Fatalf("cost %d: err %v, want ok=%v", tc.cost, err, tc.ok)
@@ -229,7 +229,7 @@ func TestInsufficientCredits(t *testing.T) {
 				if !errors.As(err, &ce) || !errors.Is(err, ErrInsufficientCredits) || ce.Cost != tc.cost || ce.Balance != tc.balance {
 					t.Errorf("cost %d: err %#v, want CreditsError{%d %d}", tc.cost, err, tc.balance, tc.cost)
 				}
-				if n := countKeys(t, e, "fashiond:job:*"); n != jobsBefore {
+				if n := countKeys(t, e, keyJobPrefix+"*"); n != jobsBefore {
 					t.Errorf("cost %d: %d job records, want %d (no job)", tc.cost, n, jobsBefore)
 				}
 			} else if j.Credits != tc.cost {

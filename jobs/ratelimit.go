@@ -23,7 +23,7 @@ const (
 	DefaultRateBurst = 100  // requests at once
 )
 
-func keyBucket(owner string) string { return "fashiond:bucket:" + owner }
+func keyBucket(owner string) string { return keyPrefix + "bucket:" + owner }
 
 // rateScript takes one token from a bucket.
 // KEYS: bucket, limits. ARGV: default rate (per s), default burst.

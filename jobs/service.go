@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"fashiond/fetch"
+	"fashiond/redisconn"
 	"fashiond/storage"
 )
 
@@ -53,8 +53,9 @@ var DefaultWebhookBackoff = []time.Duration{
 
 // Options configures Open.
 type Options struct {
-	// RedisURL is "redis://[:password@]host:port[/db]" (or rediss://), or a
-	// bare "host:port". Ignored when Redis is set.
+	// RedisURL is any URL redisconn.Parse accepts: "redis://[:password@]
+	// host:port[/db]", rediss://, unix://, a bare "host:port", or
+	// "redis+sentinel://host:port,…/mastername". Ignored when Redis is set.
 	RedisURL string
 	// Redis is an existing client to use instead of RedisURL; Close does
 	// not close it.
@@ -193,6 +194,10 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		return nil, fmt.Errorf("jobs: redis: %w", err)
 	}
 	s.checkEviction(ctx)
+	if err := s.migrateKeys(ctx); err != nil {
+		s.closeRedis()
+		return nil, err
+	}
 	s.events = newHub(s.rdb)
 	s.client = asynq.NewClientFromRedisClient(s.rdb)
 	s.insp = asynq.NewInspectorFromRedisClient(s.rdb)
@@ -253,18 +258,17 @@ func (s *Service) checkEviction(ctx context.Context) {
 	}
 }
 
+// dialRedis makes the service's one Redis client from a FASHIOND_REDIS_URL
+// value (redisconn: a single Redis, or a Sentinel-monitored master).
 func dialRedis(u string) (redis.UniversalClient, error) {
 	if u == "" {
 		return nil, errors.New("jobs: no Redis URL or client given")
 	}
-	if !strings.Contains(u, "://") {
-		u = "redis://" + u
-	}
-	opt, err := redis.ParseURL(u)
+	rdb, err := redisconn.Dial(u)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: redis URL: %w", err)
 	}
-	return redis.NewClient(opt), nil
+	return rdb, nil
 }
 
 func (s *Service) closeRedis() {
@@ -388,27 +392,34 @@ func (s *Service) maxAge(model string) time.Duration {
 	return max(s.opts.MaxJobAge, 3*s.timeout(model))
 }
 
-// Redis keys. Everything the jobs package keeps is under "fashiond:".
+// Redis keys. Everything the jobs package keeps is under keyPrefix, whose
+// hash tag {fashiond} puts every key in one Redis Cluster hash slot, so
+// each multi-key Lua script's keys are always on one node (see
+// docs/OPERATIONS.md, "Redis Cluster"). Keys of the older layout
+// ("fashiond:…") are renamed once at start-up (migrateKeys).
 const (
-	keySecret     = "fashiond:webhook_secret"
-	keyPathSecret = "fashiond:path_secret" // behind opaque owner ids in URLs
-	keyKeys       = "fashiond:keys"        // hash: key hash -> keyRecord JSON
-	keyExpiry     = "fashiond:expiry"      // zset: job id -> expiry unix ms
-	keyActive     = "fashiond:active"      // zset: non-terminal job id -> created unix ms
-	keyWorkers    = "fashiond:workers"     // zset: worker id -> last beat unix ms
-	keyModels     = "fashiond:models"      // set: every model a worker ever advertised
+	keyPrefix    = "{fashiond}:"
+	keyJobPrefix = keyPrefix + "job:" // + job id: the job's hash
+
+	keySecret     = keyPrefix + "webhook_secret"
+	keyPathSecret = keyPrefix + "path_secret" // behind opaque owner ids in URLs
+	keyKeys       = keyPrefix + "keys"        // hash: key hash -> keyRecord JSON
+	keyExpiry     = keyPrefix + "expiry"      // zset: job id -> expiry unix ms
+	keyActive     = keyPrefix + "active"      // zset: non-terminal job id -> created unix ms
+	keyWorkers    = keyPrefix + "workers"     // zset: worker id -> last beat unix ms
+	keyModels     = keyPrefix + "models"      // set: every model a worker ever advertised
 )
 
-func keyJob(id string) string         { return "fashiond:job:" + id }
-func keyCredits(owner string) string  { return "fashiond:credits:" + owner }
-func keyLedger(owner string) string   { return "fashiond:ledger:" + owner }
-func keyServed(model string) string   { return "fashiond:served:" + model }
-func keyWorker(id string) string      { return "fashiond:worker:" + id }
-func keyStudio(owner string) string   { return "fashiond:studio:" + owner }
+func keyJob(id string) string         { return keyJobPrefix + id }
+func keyCredits(owner string) string  { return keyPrefix + "credits:" + owner }
+func keyLedger(owner string) string   { return keyPrefix + "ledger:" + owner }
+func keyServed(model string) string   { return keyPrefix + "served:" + model }
+func keyWorker(id string) string      { return keyPrefix + "worker:" + id }
+func keyStudio(owner string) string   { return keyPrefix + "studio:" + owner }
 func keyRunning(worker string) string { return keyRunningPrefix + worker }
 
 // keyRunningPrefix starts the set of the jobs a worker is running.
-const keyRunningPrefix = "fashiond:running:"
+const keyRunningPrefix = keyPrefix + "running:"
 
 // runningTTL bounds how long a dead worker's running set stays readable.
 const runningTTL = 24 * time.Hour

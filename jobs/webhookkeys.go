@@ -18,7 +18,7 @@ import (
 const DefaultSecretOverlap = 24 * time.Hour
 
 // keyHookSecrets is a hash: owner id -> hookSecrets JSON.
-const keyHookSecrets = "fashiond:webhook_secrets"
+const keyHookSecrets = keyPrefix + "webhook_secrets"
 
 // hookSecrets are an API key's webhook signing secrets: the current one
 // and, until PrevUntil, the one it replaced.

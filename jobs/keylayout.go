@@ -1,0 +1,127 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+)
+
+// legacyPrefix starts every key of the first key layout, before the Redis
+// Cluster hash tag (keyPrefix) was added.
+const legacyPrefix = "fashiond:"
+
+// Tuning of the one-time key migration.
+const (
+	migrateLock      = keyPrefix + "migrating" // held by the process migrating
+	migrateLockTTL   = 2 * time.Minute         // a crashed migration frees it
+	migrateLockPoll  = 100 * time.Millisecond  // how often a waiting process looks
+	migrateScanCount = 1000                    // SCAN's COUNT hint
+)
+
+// releaseScript deletes the migration lock if this process still holds it.
+// KEYS: lock. ARGV: token.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`)
+
+// migrateKeys renames every key of the first layout ("fashiond:…") to the
+// current one ("{fashiond}:…"), keeping values and TTLs (RENAMENX), and
+// rewrites the one stored key name (a job's Idempotency-Key, field idem).
+// A key whose new name already exists is left where it is and reported:
+// nothing is overwritten or dropped. One process migrates at a time (a
+// lock in Redis); the others wait, then find nothing left to move. With
+// no old keys this is one SCAN of the database.
+func (s *Service) migrateKeys(ctx context.Context) error {
+	token := uuid.NewString()
+	if err := s.lockMigration(ctx, token); err != nil {
+		return err
+	}
+	defer releaseScript.Run(context.WithoutCancel(ctx), s.rdb, []string{migrateLock}, token)
+	moved, kept := 0, 0
+	var cursor uint64
+	for {
+		keys, next, err := s.rdb.Scan(ctx, cursor, legacyPrefix+"*", migrateScanCount).Result()
+		if err != nil {
+			return fmt.Errorf("jobs: key migration: %w", err)
+		}
+		for _, k := range keys {
+			ok, err := s.migrateKey(ctx, k)
+			if err != nil {
+				return err
+			}
+			if ok {
+				moved++
+			} else {
+				kept++
+			}
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	if moved > 0 {
+		s.log.Info("renamed Redis keys to the Cluster-safe layout", "from", legacyPrefix+"*", "to", keyPrefix+"*", "keys", moved)
+	}
+	if kept > 0 {
+		s.log.Error("old-layout Redis keys were left in place: a key with the new name exists (was an old fashiond still running?); inspect SCAN MATCH fashiond:* and merge them by hand", "keys", kept)
+	}
+	return nil
+}
+
+// lockMigration takes the migration lock, waiting while another process
+// holds it.
+func (s *Service) lockMigration(ctx context.Context, token string) error {
+	deadline := time.Now().Add(migrateLockTTL)
+	for {
+		ok, err := s.rdb.SetNX(ctx, migrateLock, token, migrateLockTTL).Result()
+		if err != nil {
+			return fmt.Errorf("jobs: key migration lock: %w", err)
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("jobs: key migration: another process has held the lock for too long")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(migrateLockPoll):
+		}
+	}
+}
+
+// migrateKey moves one old key; false when its new name was taken.
+func (s *Service) migrateKey(ctx context.Context, old string) (bool, error) {
+	name := newKeyName(old)
+	ok, err := s.rdb.RenameNX(ctx, old, name).Result()
+	if err != nil {
+		return false, fmt.Errorf("jobs: key migration: rename a %s key: %w", keyKind(old), err)
+	}
+	if !ok || !strings.HasPrefix(name, keyJobPrefix) {
+		return ok, nil
+	}
+	idem, err := s.rdb.HGet(ctx, name, fIdem).Result()
+	if err == nil && strings.HasPrefix(idem, legacyPrefix) {
+		err = s.rdb.HSet(ctx, name, fIdem, newKeyName(idem)).Err()
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return true, fmt.Errorf("jobs: key migration: a job's idempotency key: %w", err)
+	}
+	return true, nil
+}
+
+// newKeyName is the current name of an old-layout key.
+func newKeyName(old string) string { return keyPrefix + strings.TrimPrefix(old, legacyPrefix) }
+
+// keyKind is the first segment after the prefix ("job", "credits"), for
+// error messages that must not show owners or ids.
+func keyKind(k string) string {
+	kind, _, _ := strings.Cut(strings.TrimPrefix(k, legacyPrefix), ":")
+	return kind
+}
