@@ -73,6 +73,9 @@ type Manifest struct {
 	BatchFile   string `json:"batch_file,omitempty"`
 	BatchSHA256 string `json:"batch_sha256,omitempty"`
 	Notes       string `json:"notes,omitempty"`
+	// Origin is where File comes from when there is no mirror (see
+	// docs/ORIGINS.md); what it yields is checked against SHA256 like a copy.
+	Origin *Origin `json:"origin,omitempty"`
 }
 
 // MaxDelay is MaxDelayMS as a duration.
@@ -157,6 +160,11 @@ func (m Manifest) Validate() error {
 	}
 	if (m.BatchFile == "") != (m.BatchSHA256 == "") {
 		return fmt.Errorf("manifest %s: batch_file and batch_sha256 go together", m.Name)
+	}
+	if m.Origin != nil {
+		if err := m.Origin.Validate(); err != nil {
+			return fmt.Errorf("manifest %s: %w", m.Name, err)
+		}
 	}
 	if m.BatchFile != "" {
 		if !plainFile(m.BatchFile) || m.BatchFile == m.File {
