@@ -244,14 +244,75 @@ func (s *shape) topLandmarks(lab []Lab, w int) (map[string]models.Point, bool, b
 	bb := s.bb
 	cx := int(math.Round(s.cx))
 	lm := map[string]models.Point{}
-	// Hem corners: the bottom-left-most and bottom-right-most pixels of the
-	// body (the rows' runs containing the centre) in the bottom band.
-	bottom := bb.Max.Y - 1
+	hlP, hrP, bottom := s.hemCorners(cx)
+	lm["left_hem"], lm["right_hem"] = hlP, hrP
+	lm["hem_center"] = pt(float64(cx), float64(bottom))
+	bodyW := hrP.X - hlP.X
+	ul, okl := s.underarm(cx, hlP, hrP, bodyW, true)
+	ur, okr := s.underarm(cx, hlP, hrP, bodyW, false)
+	sleeves := okl && okr
+	if !okl {
+		ul = pt(hlP.X, float64(bb.Min.Y)+defaultUnderarmDepth*float64(bb.Dy()))
+	}
+	if !okr {
+		ur = pt(hrP.X, float64(bb.Min.Y)+defaultUnderarmDepth*float64(bb.Dy()))
+	}
+	lm["left_underarm"], lm["right_underarm"] = ul, ur
+	// Shoulders: on the top edge slightly inside the body sides.
+	inset := shoulderInset * bodyW
+	for _, sd := range []struct {
+		name string
+		x    float64
+	}{{"left_shoulder", ul.X + inset}, {"right_shoulder", ur.X - inset}} {
+		x := int(math.Round(sd.x))
+		lm[sd.name] = pt(float64(x), float64(s.top(x)))
+	}
+	hasNeck := s.neckPoints(lab, w, cx, bodyW, lm)
+	// Sleeve ends.
+	if sleeves {
+		lm["left_sleeve_end"], lm["left_cuff_outer"], lm["left_cuff_inner"] = s.sleeveEnd(lm["left_shoulder"], ul, true)
+		lm["right_sleeve_end"], lm["right_cuff_outer"], lm["right_cuff_inner"] = s.sleeveEnd(lm["right_shoulder"], ur, false)
+	} else {
+		lm["left_sleeve_end"] = lm["left_shoulder"]
+		lm["right_sleeve_end"] = lm["right_shoulder"]
+	}
+	return lm, sleeves, hasNeck
+}
+
+// Top landmark tuning (shares of the body's width at the hem unless said).
+const (
+	// hemBandDiv: the hem corners are looked for in the bottom band of
+	// the box's height over this (at least 3 rows).
+	hemBandDiv = 12
+	// minUnderarmDip: a sleeve sticks out when the outline dips in by
+	// more than this.
+	minUnderarmDip = 0.06
+	// defaultUnderarmDepth: without a dip the underarm lies this share of
+	// the box's height below its top.
+	defaultUnderarmDepth = 0.35
+	// shoulderInset: the shoulders lie this far inside the body sides.
+	shoulderInset = 0.055
+	// neckSpan and neckGap: the neck points are looked for between these
+	// distances from the centre (neckGap at least 2 pixels).
+	neckSpan = 0.3
+	neckGap  = 0.04
+	// neckDip and collarDip, in neck half-widths: a dip of the top edge at
+	// the centre deeper than neckDip is a neckline; deeper than collarDip
+	// the collar is the top edge there, else it is found in the colours.
+	neckDip   = 0.08
+	collarDip = 0.35
+)
+
+// hemCorners returns the bottom-left-most and bottom-right-most pixels of
+// the body (the rows' runs containing the centre cx) in the bottom band,
+// and the body's bottom row at the centre.
+func (s *shape) hemCorners(cx int) (hlP, hrP models.Point, bottom int) {
+	bb := s.bb
+	bottom = bb.Max.Y - 1
 	for bottom > bb.Min.Y && !s.on(cx, bottom) {
 		bottom--
 	}
-	band := max(3, bb.Dy()/12)
-	var hlP, hrP models.Point
+	band := max(3, bb.Dy()/hemBandDiv)
 	bestL, bestR := math.Inf(-1), math.Inf(-1)
 	for y := bottom - band; y <= bottom; y++ {
 		l, r, ok := s.run(y, cx)
@@ -265,86 +326,71 @@ func (s *shape) topLandmarks(lab []Lab, w int) (map[string]models.Point, bool, b
 			bestR, hrP = v, pt(float64(r), float64(y))
 		}
 	}
-	lm["left_hem"], lm["right_hem"] = hlP, hrP
-	lm["hem_center"] = pt(float64(cx), float64(bottom))
-	bodyW := hrP.X - hlP.X
+	return hlP, hrP, bottom
+}
 
-	// Underarms: the deepest concavity of the body outline (the runs
-	// containing the centre) below its outermost point, measured from the
-	// line joining that point to the hem corner.
-	under := func(left bool) (models.Point, bool) {
-		type bp struct{ x, y float64 }
-		var curve []bp
-		for y := bb.Min.Y; y <= int(hlP.Y); y++ {
-			l, r, ok := s.run(y, cx)
-			if !ok {
-				continue
-			}
-			if left {
-				curve = append(curve, bp{float64(l), float64(y)})
-			} else {
-				curve = append(curve, bp{float64(r), float64(y)})
-			}
+// underarm finds an underarm: the deepest concavity of the body outline
+// (the runs containing the centre cx) below its outermost point, measured
+// from the line joining that point to the hem corner; false when the
+// outline does not dip in clearly (no sleeve sticks out).
+func (s *shape) underarm(cx int, hlP, hrP models.Point, bodyW float64, left bool) (models.Point, bool) {
+	type bp struct{ x, y float64 }
+	var curve []bp
+	for y := s.bb.Min.Y; y <= int(hlP.Y); y++ {
+		l, r, ok := s.run(y, cx)
+		if !ok {
+			continue
 		}
-		if len(curve) < 3 {
-			return models.Point{}, false
+		if left {
+			curve = append(curve, bp{float64(l), float64(y)})
+		} else {
+			curve = append(curve, bp{float64(r), float64(y)})
 		}
-		ext := 0
-		for i, c := range curve {
-			if (left && c.x < curve[ext].x) || (!left && c.x > curve[ext].x) {
-				ext = i
-			}
+	}
+	if len(curve) < 3 {
+		return models.Point{}, false
+	}
+	ext := 0
+	for i, c := range curve {
+		if (left && c.x < curve[ext].x) || (!left && c.x > curve[ext].x) {
+			ext = i
 		}
-		e := curve[ext]
-		hc := hlP
+	}
+	e := curve[ext]
+	hc := hlP
+	if !left {
+		hc = hrP
+	}
+	dx, dy := hc.X-e.x, hc.Y-e.y
+	n := math.Hypot(dx, dy)
+	if n == 0 {
+		return models.Point{}, false
+	}
+	best, bestD := -1, 0.0
+	for i := ext + 1; i < len(curve); i++ {
+		c := curve[i]
+		d := ((c.x-e.x)*dy - (c.y-e.y)*dx) / n
 		if !left {
-			hc = hrP
+			d = -d
 		}
-		dx, dy := hc.X-e.x, hc.Y-e.y
-		n := math.Hypot(dx, dy)
-		if n == 0 {
-			return models.Point{}, false
+		if d < 0 {
+			d = -d
 		}
-		best, bestD := -1, 0.0
-		for i := ext + 1; i < len(curve); i++ {
-			c := curve[i]
-			d := ((c.x-e.x)*dy - (c.y-e.y)*dx) / n
-			if !left {
-				d = -d
-			}
-			if d < 0 {
-				d = -d
-			}
-			if d > bestD {
-				best, bestD = i, d
-			}
+		if d > bestD {
+			best, bestD = i, d
 		}
-		// A sleeve sticks out when the outline dips in clearly.
-		if best < 0 || bestD < 0.06*bodyW {
-			return models.Point{}, false
-		}
-		return pt(curve[best].x, curve[best].y), true
 	}
-	ul, okl := under(true)
-	ur, okr := under(false)
-	sleeves := okl && okr
-	if !okl {
-		ul = pt(hlP.X, float64(bb.Min.Y)+0.35*float64(bb.Dy()))
+	if best < 0 || bestD < minUnderarmDip*bodyW {
+		return models.Point{}, false
 	}
-	if !okr {
-		ur = pt(hrP.X, float64(bb.Min.Y)+0.35*float64(bb.Dy()))
-	}
-	lm["left_underarm"], lm["right_underarm"] = ul, ur
-	// Shoulders: on the top edge slightly inside the body sides.
-	inset := 0.055 * bodyW
-	for _, sd := range []struct {
-		name string
-		x    float64
-	}{{"left_shoulder", ul.X + inset}, {"right_shoulder", ur.X - inset}} {
-		x := int(math.Round(sd.x))
-		lm[sd.name] = pt(float64(x), float64(s.top(x)))
-	}
-	// Neck points: the highest top-edge points either side of the centre.
+	return pt(curve[best].x, curve[best].y), true
+}
+
+// neckPoints sets the neck points (the highest top-edge points either
+// side of the centre cx) and the collar centre in lm, and says whether the
+// top edge has a neckline.
+func (s *shape) neckPoints(lab []Lab, w, cx int, bodyW float64, lm map[string]models.Point) bool {
+	bb := s.bb
 	neck := func(x0, x1 int) models.Point {
 		best := pt(float64(cx), float64(bb.Max.Y))
 		for x := x0; x <= x1; x++ {
@@ -354,8 +400,8 @@ func (s *shape) topLandmarks(lab []Lab, w int) (map[string]models.Point, bool, b
 		}
 		return best
 	}
-	span := int(0.3 * bodyW)
-	in := max(2, int(0.04*bodyW))
+	span := int(neckSpan * bodyW)
+	in := max(2, int(neckGap*bodyW))
 	ln := neck(cx-span, cx-in)
 	rn := neck(cx+in, cx+span)
 	lm["left_neck"], lm["right_neck"] = ln, rn
@@ -369,22 +415,14 @@ func (s *shape) topLandmarks(lab []Lab, w int) (map[string]models.Point, bool, b
 	topC := median(tops)
 	neckTop := math.Min(ln.Y, rn.Y)
 	dip := topC - neckTop
-	hasNeck := dip > 0.08*neckHalf
-	if dip > 0.35*neckHalf {
+	hasNeck := dip > neckDip*neckHalf
+	if dip > collarDip*neckHalf {
 		lm["collar_center"] = pt(float64(cx), topC)
 	} else {
 		lm["collar_center"] = pt(float64(cx), s.neckline(lab, w, cx, topC, neckHalf))
 		hasNeck = true
 	}
-	// Sleeve ends.
-	if sleeves {
-		lm["left_sleeve_end"], lm["left_cuff_outer"], lm["left_cuff_inner"] = s.sleeveEnd(lm["left_shoulder"], ul, true)
-		lm["right_sleeve_end"], lm["right_cuff_outer"], lm["right_cuff_inner"] = s.sleeveEnd(lm["right_shoulder"], ur, false)
-	} else {
-		lm["left_sleeve_end"] = lm["left_shoulder"]
-		lm["right_sleeve_end"] = lm["right_shoulder"]
-	}
-	return lm, sleeves, hasNeck
+	return hasNeck
 }
 
 // neckline finds the front neckline under a visible inner back neck: the
@@ -521,59 +559,114 @@ func wornLandmarks(ctx context.Context, p models.Perception, img *image.RGBA, g 
 		ea, eb, wa, wb = eb, ea, wb, wa
 	}
 	lm := map[string]models.Point{}
-	up := func(k models.Keypoint) models.Point {
-		x, y := int(k.X), int(k.Y)
-		for y > 0 && s.on(x, y-1) {
-			y--
-		}
-		return pt(float64(x), float64(y))
-	}
-	lm["left_shoulder"], lm["right_shoulder"] = up(a), up(b)
-	// The pose's shoulder joints sit well inside the garment's shoulder
-	// line (seams at the tips of the shoulders): the clothes mask's run a
-	// little below the collar, where it is widest before the sleeves hang
-	// down, gives the tips. Taking the joints would make the garment's
-	// shoulder span too narrow, and the transfer would scale the whole
-	// garment up (a boxy body, wide sleeves).
-	jw := math.Abs(b.X - a.X)
-	tipL, tipR, tips := 0, 0, false
-	if cxi := int((a.X + b.X) / 2); jw > 4 {
-		y0 := min(a.Y, b.Y)
-		for _, f := range []float64{0.08, 0.12, 0.16} {
-			if l, r, ok := s.run(int(y0+f*jw), cxi); ok && float64(r-l) > jw*1.1 && float64(r-l) < jw*2 && r-l > tipR-tipL {
-				tipL, tipR, tips = l, r, true
-			}
-		}
-	}
+	lm["left_shoulder"], lm["right_shoulder"] = s.up(a), s.up(b)
+	tipL, tipR, tips := s.shoulderTips(a, b)
 	var underL, underR models.Point
 	if tips {
 		span := float64(tipR - tipL)
-		in := int(0.04 * span)
-		lm["left_shoulder"] = up(models.Keypoint{X: float64(tipL + in), Y: a.Y})
-		lm["right_shoulder"] = up(models.Keypoint{X: float64(tipR - in), Y: b.Y})
+		in := int(tipInset * span)
+		lm["left_shoulder"] = s.up(models.Keypoint{X: float64(tipL + in), Y: a.Y})
+		lm["right_shoulder"] = s.up(models.Keypoint{X: float64(tipR - in), Y: b.Y})
 		// The armpit of a worn tee: about half the span below the tips.
-		underL = pt(float64(tipL)+0.14*span, lm["left_shoulder"].Y+0.5*span)
-		underR = pt(float64(tipR)-0.14*span, lm["right_shoulder"].Y+0.5*span)
+		underL = pt(float64(tipL)+wornUnderarmIn*span, lm["left_shoulder"].Y+wornUnderarmDepth*span)
+		underR = pt(float64(tipR)-wornUnderarmIn*span, lm["right_shoulder"].Y+wornUnderarmDepth*span)
 	}
-	along := func(sh, el, wr models.Keypoint) models.Point {
-		last := pt(sh.X, sh.Y)
-		for _, seg := range [][2]models.Keypoint{{sh, el}, {el, wr}} {
-			n := int(math.Hypot(seg[1].X-seg[0].X, seg[1].Y-seg[0].Y))
-			for i := 0; i <= n; i++ {
-				t := float64(i) / float64(max(n, 1))
-				x := seg[0].X + t*(seg[1].X-seg[0].X)
-				y := seg[0].Y + t*(seg[1].Y-seg[0].Y)
-				if !s.on(int(x), int(y)) {
-					return last
-				}
-				last = pt(x, y)
-			}
-		}
-		return last
-	}
-	lm["left_sleeve_end"] = along(a, ea, wa)
-	lm["right_sleeve_end"] = along(b, eb, wb)
+	lm["left_sleeve_end"] = s.alongArm(a, ea, wa)
+	lm["right_sleeve_end"] = s.alongArm(b, eb, wb)
 	sw := b.X - a.X
+	wornCuffs(lm, a, b, sw)
+	cx := (a.X + b.X) / 2
+	lm["left_underarm"] = pt(a.X+jointUnderarmIn*sw, a.Y+jointUnderarmDepth*math.Abs(sw))
+	lm["right_underarm"] = pt(b.X-jointUnderarmIn*sw, b.Y+jointUnderarmDepth*math.Abs(sw))
+	if tips {
+		lm["left_underarm"], lm["right_underarm"] = underL, underR
+	}
+	s.wornHemAndNeck(g, cx, a, b, sw, lm)
+	g.Landmarks = lm
+	g.Kind = KindTop
+	g.Sleeves = true
+	return nil
+}
+
+// Worn-garment landmark tuning (shares of the shoulder span unless said).
+const (
+	// tipLevels: the shoulder tips are looked for in the clothes mask's
+	// runs these shares of the joints' width below the higher shoulder;
+	// a run between tipMinWidth and tipMaxWidth joint widths counts.
+	tipMinWidth = 1.1
+	tipMaxWidth = 2
+	// tipInset: the shoulders lie this far inside the tips.
+	tipInset = 0.04
+	// wornUnderarmIn and wornUnderarmDepth: the armpit of a worn tee lies
+	// this far in from the tips and this far below them.
+	wornUnderarmIn    = 0.14
+	wornUnderarmDepth = 0.5
+	// jointUnderarmIn and jointUnderarmDepth: without tips, from the
+	// shoulder joints (shares of their distance).
+	jointUnderarmIn    = 0.1
+	jointUnderarmDepth = 0.45
+	// wornCuffHalf: the cuff's half width, in shoulder-joint distances.
+	wornCuffHalf = 0.13
+	// wornNeck: the neck points lie this far either side of the centre.
+	wornNeck = 0.18
+)
+
+// tipLevels: see tipMinWidth.
+var tipLevels = []float64{0.08, 0.12, 0.16}
+
+// up climbs from a keypoint to the top of the garment mask above it.
+func (s *shape) up(k models.Keypoint) models.Point {
+	x, y := int(k.X), int(k.Y)
+	for y > 0 && s.on(x, y-1) {
+		y--
+	}
+	return pt(float64(x), float64(y))
+}
+
+// shoulderTips finds the tips of the shoulders of a worn garment (pose
+// shoulders a, b): the pose's joints sit well inside the garment's
+// shoulder line (seams at the tips of the shoulders), and the clothes
+// mask's run a little below the collar, where it is widest before the
+// sleeves hang down, gives the tips. Taking the joints would make the
+// garment's shoulder span too narrow, and the transfer would scale the
+// whole garment up (a boxy body, wide sleeves).
+func (s *shape) shoulderTips(a, b models.Keypoint) (tipL, tipR int, ok bool) {
+	jw := math.Abs(b.X - a.X)
+	cxi := int((a.X + b.X) / 2)
+	if jw <= 4 {
+		return 0, 0, false
+	}
+	y0 := min(a.Y, b.Y)
+	for _, f := range tipLevels {
+		if l, r, found := s.run(int(y0+f*jw), cxi); found && float64(r-l) > jw*tipMinWidth && float64(r-l) < jw*tipMaxWidth && r-l > tipR-tipL {
+			tipL, tipR, ok = l, r, true
+		}
+	}
+	return tipL, tipR, ok
+}
+
+// alongArm follows the arm (shoulder, elbow, wrist) on the garment mask
+// and returns the last point on it: the sleeve's end.
+func (s *shape) alongArm(sh, el, wr models.Keypoint) models.Point {
+	last := pt(sh.X, sh.Y)
+	for _, seg := range [][2]models.Keypoint{{sh, el}, {el, wr}} {
+		n := int(math.Hypot(seg[1].X-seg[0].X, seg[1].Y-seg[0].Y))
+		for i := 0; i <= n; i++ {
+			t := float64(i) / float64(max(n, 1))
+			x := seg[0].X + t*(seg[1].X-seg[0].X)
+			y := seg[0].Y + t*(seg[1].Y-seg[0].Y)
+			if !s.on(int(x), int(y)) {
+				return last
+			}
+			last = pt(x, y)
+		}
+	}
+	return last
+}
+
+// wornCuffs sets the cuff corners across each sleeve's end (shoulders a
+// and b, signed span sw).
+func wornCuffs(lm map[string]models.Point, a, b models.Keypoint, sw float64) {
 	for _, sd := range []struct {
 		name string
 		sh   models.Keypoint
@@ -581,19 +674,18 @@ func wornLandmarks(ctx context.Context, p models.Perception, img *image.RGBA, g 
 		e := lm[sd.name+"_sleeve_end"]
 		dx, dy := e.X-sd.sh.X, e.Y-sd.sh.Y
 		l := math.Max(math.Hypot(dx, dy), 1)
-		nx, ny := -dy/l*0.13*math.Abs(sw), dx/l*0.13*math.Abs(sw)
+		nx, ny := -dy/l*wornCuffHalf*math.Abs(sw), dx/l*wornCuffHalf*math.Abs(sw)
 		if (sd.name == "left") == (nx > 0) {
 			nx, ny = -nx, -ny
 		}
 		lm[sd.name+"_cuff_outer"] = pt(e.X+nx, e.Y+ny)
 		lm[sd.name+"_cuff_inner"] = pt(e.X-nx, e.Y-ny)
 	}
-	cx := (a.X + b.X) / 2
-	lm["left_underarm"] = pt(a.X+0.1*sw, a.Y+0.45*math.Abs(sw))
-	lm["right_underarm"] = pt(b.X-0.1*sw, b.Y+0.45*math.Abs(sw))
-	if tips {
-		lm["left_underarm"], lm["right_underarm"] = underL, underR
-	}
+}
+
+// wornHemAndNeck sets the hem corners and centre (the mask's bottom at
+// the centre cx) and the collar and neck points.
+func (s *shape) wornHemAndNeck(g *Garment, cx float64, a, b models.Keypoint, sw float64, lm map[string]models.Point) {
 	bottom := g.BBox.Max.Y - 1
 	for y := g.BBox.Max.Y - 1; y > g.BBox.Min.Y; y-- {
 		if s.on(int(cx), y) {
@@ -610,10 +702,6 @@ func wornLandmarks(ctx context.Context, p models.Perception, img *image.RGBA, g 
 	lm["hem_center"] = pt(cx, float64(bottom))
 	top := s.top(int(cx))
 	lm["collar_center"] = pt(cx, float64(top))
-	lm["left_neck"] = pt(cx-0.18*sw, math.Min(lm["left_shoulder"].Y, float64(top)))
-	lm["right_neck"] = pt(cx+0.18*sw, math.Min(lm["right_shoulder"].Y, float64(top)))
-	g.Landmarks = lm
-	g.Kind = KindTop
-	g.Sleeves = true
-	return nil
+	lm["left_neck"] = pt(cx-wornNeck*sw, math.Min(lm["left_shoulder"].Y, float64(top)))
+	lm["right_neck"] = pt(cx+wornNeck*sw, math.Min(lm["right_shoulder"].Y, float64(top)))
 }
