@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"fashiond/fetch"
 	"fashiond/spec"
 )
 
@@ -38,5 +39,13 @@ func TestSpec_NormaliseAgreesWithValidate(t *testing.T) {
 	t.Logf("%d accepted cases compared", checked)
 	if checked < len(ModelNames) {
 		t.Fatalf("only %d accepted cases compared", checked)
+	}
+}
+
+// TestSpec_ImageAtMost25MB: "Image size: 25MB maximum": the validator's
+// default data URI bound is the spec's.
+func TestSpec_ImageAtMost25MB(t *testing.T) {
+	if fetch.DefaultMaxBytes != spec.MaxImageBytes || spec.MaxImageBytes != 25<<20 {
+		t.Fatalf("fetch.DefaultMaxBytes %d, spec.MaxImageBytes %d, want 25 MiB", fetch.DefaultMaxBytes, spec.MaxImageBytes)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,28 +89,11 @@ func ValidateWith(p fetch.Policy, model string, raw json.RawMessage) (json.RawMe
 	return v.validateObject(model, in)
 }
 
-// validateObject validates the inputs object of a known model (see
-// ValidateWith).
+// validateObject validates the inputs object of a known model into the
+// model's input type (see ValidateWith).
 func (v *validator) validateObject(model string, in object) (json.RawMessage, int, *ValidationError) {
-	var out any
-	var e *ValidationError
-	switch model {
-	case ModelPromptTryOn:
-		out, e = v.promptTryOn(in)
-	case ModelPoseControl:
-		out, e = v.poseControl(in)
-	case ModelModelCreate:
-		out, e = v.modelCreate(in)
-	case ModelProductToModel:
-		out, e = v.productToModel(in)
-	case ModelAngleGeneration:
-		out, e = v.angleGeneration(in)
-	case ModelTryOn:
-		out, e = v.tryOn(in)
-	case ModelImageToVideo:
-		out, e = v.imageToVideo(in)
-	}
-	if e != nil {
+	out := spec.NewInputs(model)
+	if e := v.fill(in, model, fieldPointers(out)); e != nil {
 		return nil, 0, e
 	}
 	b, err := marshal(out)
@@ -117,11 +101,25 @@ func (v *validator) validateObject(model string, in object) (json.RawMessage, in
 		return nil, 0, verr("inputs", CodeInvalidValue, "inputs cannot be encoded: %v", err)
 	}
 	b = v.splice(b)
-	c, err := Cost(model, b)
+	c, err := spec.Cost(model, b)
 	if err != nil {
 		return nil, 0, verr("inputs", CodeInvalidValue, "%v", err)
 	}
 	return b, c, nil
+}
+
+// fieldPointers maps the JSON name of each field of the struct ptr points
+// to (a spec input type, a pose) to a pointer to the field: where the
+// rule interpreter stores each checked value.
+func fieldPointers(ptr any) map[string]any {
+	rv := reflect.ValueOf(ptr).Elem()
+	rt := rv.Type()
+	out := make(map[string]any, rt.NumField())
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		out[name] = rv.Field(i).Addr().Interface()
+	}
+	return out
 }
 
 func unknownModel(model string) *ValidationError {
@@ -129,61 +127,6 @@ func unknownModel(model string) *ValidationError {
 		return verr("model_name", CodeMissingField, "model_name is required; it must be one of: %s", strings.Join(ModelNames, ", "))
 	}
 	return verr("model_name", CodeUnknownModel, "model_name %s is not a model of this service; it must be one of: %s", quoteClip(model), strings.Join(ModelNames, ", "))
-}
-
-// ---- per model ----
-
-// Each model's inputs are checked by the rules of its inputRules entry (in
-// the table's order) into the model's normalised inputs struct.
-
-func (v *validator) promptTryOn(o object) (any, *ValidationError) {
-	var r PromptTryOnInputs
-	e := v.fill(o, ModelPromptTryOn, map[string]any{"personImage": &r.PersonImage, "prompt": &r.Prompt, "quality": &r.Quality,
-		"sampleCount": &r.SampleCount, "ratio": &r.Ratio, "modelImageUrl": &r.ModelImageURL, "styleId": &r.StyleID})
-	return r, e
-}
-
-func (v *validator) poseControl(o object) (any, *ValidationError) {
-	var r PoseControlInputs
-	e := v.fill(o, ModelPoseControl, map[string]any{"modelImage": &r.ModelImage, "poses": &r.Poses, "quality": &r.Quality, "ratio": &r.Ratio})
-	return r, e
-}
-
-func (v *validator) modelCreate(o object) (any, *ValidationError) {
-	var r ModelCreateInputs
-	e := v.fill(o, ModelModelCreate, map[string]any{"type": &r.Type, "name": &r.Name, "imageBase64": &r.ImageBase64,
-		"faceModelId": &r.FaceModelID, "prompt": &r.Prompt, "gender": &r.Gender, "bodyType": &r.BodyType, "clothing": &r.Clothing,
-		"pose": &r.Pose, "poseModelId": &r.PoseModelID, "poseImageBase64": &r.PoseImageBase64, "quality": &r.Quality,
-		"aspectRatio": &r.AspectRatio, "sampleCount": &r.SampleCount})
-	return r, e
-}
-
-func (v *validator) productToModel(o object) (any, *ValidationError) {
-	var r ProductToModelInputs
-	e := v.fill(o, ModelProductToModel, map[string]any{"productImage": &r.ProductImage, "customPrompt": &r.CustomPrompt,
-		"modelImageUrl": &r.ModelImageURL, "styleId": &r.StyleID, "quality": &r.Quality, "sampleCount": &r.SampleCount, "ratio": &r.Ratio})
-	return r, e
-}
-
-func (v *validator) angleGeneration(o object) (any, *ValidationError) {
-	var r AngleGenerationInputs
-	e := v.fill(o, ModelAngleGeneration, map[string]any{"imageUrl": &r.ImageURL, "angleIds": &r.AngleIDs, "quality": &r.Quality,
-		"ratio": &r.Ratio, "return_base64": &r.ReturnBase64})
-	return r, e
-}
-
-func (v *validator) tryOn(o object) (any, *ValidationError) {
-	var r TryOnInputs
-	e := v.fill(o, ModelTryOn, map[string]any{"personImage": &r.PersonImage, "garmentImage": &r.GarmentImage,
-		"accuracy": &r.Accuracy, "sampleCount": &r.SampleCount})
-	return r, e
-}
-
-func (v *validator) imageToVideo(o object) (any, *ValidationError) {
-	var r ImageToVideoInputs
-	e := v.fill(o, ModelImageToVideo, map[string]any{"imageUrl": &r.ImageURL, "prompt": &r.Prompt, "duration": &r.Duration,
-		"aspectRatio": &r.AspectRatio, "generateAudio": &r.GenerateAudio})
-	return r, e
 }
 
 // ---- the rule interpreter ----
@@ -355,7 +298,7 @@ func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
 		if e := po.onlyPose(p.Type, accepted...); e != nil {
 			return nil, e
 		}
-		if e := v.fields(po, m, map[string]any{"type": &p.Type, "cdnUrl": &p.CDNURL, "title": &p.Title, "text": &p.Text}); e != nil {
+		if e := v.fields(po, m, fieldPointers(&p)); e != nil {
 			return nil, e
 		}
 		out = append(out, p)

@@ -18,9 +18,9 @@ func Cost(model string, inputs json.RawMessage) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("model_name %q has no cost rule", model)
 	}
-	var in map[string]json.RawMessage
-	if err := json.Unmarshal(inputs, &in); err != nil {
-		return 0, fmt.Errorf("inputs: cannot read the cost fields: %v", err)
+	in, err := costFields(inputs)
+	if err != nil {
+		return 0, err
 	}
 	unit, err := m.unitPrice(in)
 	if err != nil {
@@ -31,6 +31,29 @@ func Cost(model string, inputs json.RawMessage) (int, error) {
 		return 0, err
 	}
 	return unit * n, nil
+}
+
+// costFields reads the fields a Pricing can name. Only these are decoded:
+// the inputs also hold images of up to 25 MB that must not be copied.
+func costFields(inputs json.RawMessage) (map[string]json.RawMessage, error) {
+	var in struct {
+		Quality     json.RawMessage `json:"quality"`
+		Duration    json.RawMessage `json:"duration"`
+		SampleCount json.RawMessage `json:"sampleCount"`
+		Poses       json.RawMessage `json:"poses"`
+		AngleIDs    json.RawMessage `json:"angleIds"`
+	}
+	if err := json.Unmarshal(inputs, &in); err != nil {
+		return nil, fmt.Errorf("inputs: cannot read the cost fields: %v", err)
+	}
+	out := map[string]json.RawMessage{}
+	for name, raw := range map[string]json.RawMessage{"quality": in.Quality, "duration": in.Duration,
+		"sampleCount": in.SampleCount, "poses": in.Poses, "angleIds": in.AngleIDs} {
+		if raw != nil {
+			out[name] = raw
+		}
+	}
+	return out, nil
 }
 
 // unitPrice is the price of one counted unit.

@@ -59,3 +59,17 @@ func TestSpec_CostRefusesWhatTheRulesRefuse(t *testing.T) {
 		}
 	}
 }
+
+// Every field a model's Pricing names is one Cost reads.
+func TestSpec_PricingNamesFieldsCostReads(t *testing.T) {
+	for _, m := range Table {
+		f := m.Pricing.CountField
+		if f == "" {
+			continue
+		}
+		in, err := costFields(json.RawMessage(`{"` + f + `":1}`))
+		if err != nil || in[f] == nil {
+			t.Errorf("%s: Cost does not read %s", m.Name, f)
+		}
+	}
+}

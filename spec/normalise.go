@@ -22,7 +22,7 @@ func Normalise(model string, raw json.RawMessage) (json.RawMessage, error) {
 	if !ok {
 		return nil, unknownModel(model)
 	}
-	typed := m.newInputs()
+	typed := NewInputs(m.Name)
 	if err := Decode(model, raw, typed); err != nil {
 		return nil, err
 	}
@@ -32,64 +32,76 @@ func Normalise(model string, raw json.RawMessage) (json.RawMessage, error) {
 // Decode decodes a model's inputs into dst (a pointer to the model's input
 // type) with the spec's defaults applied as Normalise applies them: a
 // pipeline decodes its job's inputs with it, so inputs that did not come
-// through the API get the same defaults from the same table.
+// through the API get the same defaults from the same table. Images in the
+// inputs are copied once, into dst.
 func Decode(model string, raw json.RawMessage, dst any) error {
 	m, ok := Lookup(model)
 	if !ok {
 		return unknownModel(model)
 	}
-	in := map[string]json.RawMessage{}
-	if len(bytes.TrimSpace(raw)) > 0 && !isNull(raw) {
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return fmt.Errorf("spec: inputs of %s must be a JSON object: %v", model, err)
-		}
+	if len(bytes.TrimSpace(raw)) == 0 || isNull(raw) {
+		raw = json.RawMessage(`{}`)
+	}
+	var seen map[string]given
+	if err := json.Unmarshal(raw, &seen); err != nil {
+		return fmt.Errorf("spec: inputs of %s must be a JSON object: %v", model, err)
 	}
 	names := m.Inputs.Names()
-	for k := range in {
+	for k := range seen {
 		if !slices.Contains(names, k) {
 			return fmt.Errorf("spec: inputs.%s is not an input of %s", k, model)
 		}
 	}
-	if err := applyDefaults(m.Inputs, in); err != nil {
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Errorf("spec: inputs of %s: %v", model, err)
+	}
+	defaults, err := missingDefaults(m.Inputs, seen)
+	if err != nil {
 		return err
 	}
-	filled, err := json.Marshal(in)
-	if err != nil {
-		return fmt.Errorf("spec: inputs of %s: %v", model, err)
-	}
-	if err := json.Unmarshal(filled, dst); err != nil {
-		return fmt.Errorf("spec: inputs of %s: %v", model, err)
+	if err := json.Unmarshal(defaults, dst); err != nil {
+		return fmt.Errorf("spec: defaults of %s: %v", model, err)
 	}
 	return nil
+}
+
+// given records how an input field was given, without copying its value.
+type given struct{ null, empty bool }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (g *given) UnmarshalJSON(b []byte) error {
+	t := bytes.TrimSpace(b)
+	g.null, g.empty = string(t) == "null", string(t) == `""`
+	return nil
+}
+
+// missingDefaults is a JSON object of the defaults of the fields of rules
+// that seen does not give: absent, null, or "" where empty means "not
+// given".
+func missingDefaults(rules *Object, seen map[string]given) (json.RawMessage, error) {
+	out := map[string]any{}
+	for _, f := range rules.Fields {
+		g, ok := seen[f.Name]
+		if f.Default == nil || ok && !g.null && !(f.Kind == KindEnumOrEmpty && g.empty) {
+			continue
+		}
+		out[f.Name] = f.Default
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("spec: defaults: %v", err)
+	}
+	return b, nil
 }
 
 func unknownModel(model string) error {
 	return fmt.Errorf("spec: model_name %q is not one of %s", model, strings.Join(ModelNames, ", "))
 }
 
-// applyDefaults sets each field of rules that has a default and is not
-// given in in.
-func applyDefaults(rules *Object, in map[string]json.RawMessage) error {
-	for _, f := range rules.Fields {
-		if f.Default == nil {
-			continue
-		}
-		raw, given := in[f.Name]
-		if given && !isNull(raw) && !(f.Kind == KindEnumOrEmpty && string(bytes.TrimSpace(raw)) == `""`) {
-			continue
-		}
-		b, err := json.Marshal(f.Default)
-		if err != nil {
-			return fmt.Errorf("spec: default of %s: %v", f.Name, err)
-		}
-		in[f.Name] = b
-	}
-	return nil
-}
-
-// newInputs returns a pointer to a zero value of the model's input type.
-func (m *Model) newInputs() any {
-	switch m.Name {
+// NewInputs returns a pointer to a zero value of the model's input type
+// (nil for an unknown model).
+func NewInputs(model string) any {
+	switch model {
 	case ModelPromptTryOn:
 		return new(PromptTryOnInputs)
 	case ModelPoseControl:
@@ -105,7 +117,7 @@ func (m *Model) newInputs() any {
 	case ModelImageToVideo:
 		return new(ImageToVideoInputs)
 	}
-	panic("spec: no input type for " + m.Name)
+	return nil
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }

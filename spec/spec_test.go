@@ -2,7 +2,9 @@ package spec
 
 import (
 	"net/http"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -263,5 +265,39 @@ func TestSpec_PoseIsTemplateWithCdnURLOrCustomWithText(t *testing.T) {
 	f := InputRules("pose-control").Field("poses")
 	if f.Items != PoseRules || f.Min != 1 || f.Max != MaxPoses {
 		t.Errorf("poses = %+v", f)
+	}
+}
+
+// jsonNames lists the JSON field names of the struct ptr points to.
+func jsonNames(ptr any) []string {
+	rt := reflect.TypeOf(ptr).Elem()
+	var out []string
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	return out
+}
+
+// Each model's input type has exactly the fields of its inputs table (and
+// a pose's type those of the pose table): the validator stores every
+// checked field in it and Normalise writes it.
+func TestSpec_InputTypesMatchTheTable(t *testing.T) {
+	for _, m := range Table {
+		got, want := jsonNames(NewInputs(m.Name)), m.Inputs.Names()
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: input type fields %v, table %v", m.Name, got, want)
+		}
+	}
+	got, want := jsonNames(&Pose{}), PoseRules.Names()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("pose: type fields %v, table %v", got, want)
+	}
+	if NewInputs("virtual-tryon") != nil {
+		t.Error("an input type for an unknown model")
 	}
 }
