@@ -110,7 +110,7 @@ func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *p
 		prompttryon.New(p, lib).WithInpainter(gen.Inpainter),
 		posecontrol.New(p).WithInpainter(gen.Inpainter),
 		tryon.New(p).WithInpainter(gen.Inpainter).WithTryOner(gen.TryOner),
-		angles.New(p),
+		angles.New(p).WithGenerative(gen.Inpainter, gen.Refiner),
 	)
 	if err := ffmpeg.Check(); err != nil {
 		skipped["image-to-video"] = err.Error()
@@ -122,7 +122,7 @@ func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *p
 		skipped["model-create"] = skipped["product-to-model"]
 	} else {
 		reg.Register(producttomodel.New(p, lib).WithTextToImage(gen.TextToImage))
-		reg.Register(modelcreate.New(p, lib).WithTextToImage(gen.TextToImage))
+		reg.Register(modelcreate.New(p, lib).WithTextToImage(gen.TextToImage).WithRefiner(gen.Refiner))
 	}
 	return reg, skipped
 }
@@ -134,6 +134,10 @@ type Generative struct {
 	// garment region with it, tryon refines its warped garment, and
 	// image-to-video paints the background beyond the photo's edges.
 	Inpainter generative.Inpainter
+	// Refiner is the node's img2img model (refinerOf): angle-generation
+	// redraws its back and side views with it, model-create its re-posed
+	// samples and the border of transferred faces.
+	Refiner generative.Refiner
 	// TextToImage is the node's text-to-image model.
 	TextToImage generative.Generator
 	// TryOner is the node's try-on model (CatVTON layout): tryon puts the
@@ -168,6 +172,7 @@ func OpenGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string
 		}
 		log.Info("generative model in use", "role", task, "model", m.Name(), "dtype", m.DType(), "device", m.Device())
 	}
+	gen.Refiner = refinerOf(gen)
 	return gen, cl, nil
 }
 
@@ -217,4 +222,17 @@ func Batching(rt *inference.Runtime, mode string) (bool, error) {
 		return false, err
 	}
 	return dev == "cuda", nil
+}
+
+// refinerOf is the node's img2img model: the text-to-image model (the
+// engine's img2img), else the inpainting model (inpainting at a strength
+// below 1), else nil.
+func refinerOf(g Generative) generative.Refiner {
+	if t, ok := g.TextToImage.(*generative.TextToImage); ok {
+		return t.Refiner()
+	}
+	if d, ok := g.Inpainter.(*generative.Diffusion); ok {
+		return d.Refiner()
+	}
+	return nil
 }
