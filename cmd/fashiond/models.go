@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -25,8 +24,11 @@ import (
 //	         device a session would use, and the batch rewrite state
 //	verify   the same table; exits non-zero when a required model is
 //	         missing or corrupt
-//	install  copies models from the mirror (FASHIOND_MODELS_MIRROR, default
-//	         ../shared/models when present), verifying every hash
+//	install  installs the perception models from the mirror
+//	         (FASHIOND_MODELS_MIRROR, default ../shared/models when present),
+//	         else FASHIOND_MODELS_URL, else their origins (npm + converters
+//	         under scripts/origins, GitHub URLs; docs/ORIGINS.md), verifying
+//	         every hash
 //	install DIR
 //	         installs a Stable Diffusion ONNX export (Optimum layout) as a
 //	         generative model (see docs/GENERATIVE.md)
@@ -101,19 +103,12 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 		}
 		return nil
 	case "install":
-		mirror := cfg.ModelsMirror
-		if mirror == "" {
-			if d, err := filepath.Abs("../shared/models"); err == nil {
-				if st, err := os.Stat(d); err == nil && st.IsDir() {
-					mirror = d
-				}
-			}
+		fmt.Fprintf(w, "installing into %s\n", repo.Dir())
+		from, err := installPerception(ctx, cfg, repo, slog.New(slog.NewTextHandler(w, nil)))
+		if errors.Is(err, errNoSource) {
+			return fmt.Errorf("fashiond models install: %w (set FASHIOND_MODELS_MIRROR / --models-mirror or FASHIOND_MODELS_URL / --models-url, or run it from the repository root)", err)
 		}
-		if mirror == "" {
-			return errors.New("fashiond models install: no mirror (set FASHIOND_MODELS_MIRROR or --models-mirror)")
-		}
-		fmt.Fprintf(w, "installing from %s into %s\n", mirror, repo.Dir())
-		err := repo.Install(ctx, mirror)
+		fmt.Fprintf(w, "source: %s\n", from)
 		printModels(ctx, w, cfg, repo, repo.Verify(ctx))
 		for _, st := range repo.Verify(ctx) {
 			if st.Manifest.BatchFile != "" && st.OK() && st.BatchState != models.StateVerified {

