@@ -17,6 +17,7 @@ import (
 	"image"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"fashiond/cv"
 	"fashiond/models"
@@ -259,23 +260,86 @@ func fillBackground(src *image.RGBA, mask *image.Gray) (*image.Gray, *image.RGBA
 	w, h := src.Rect.Dx(), src.Rect.Dy()
 	bg := image.NewRGBA(src.Rect)
 	copy(bg.Pix, src.Pix)
-	hole := threshold(mask, 8)
-	any := false
-	for _, v := range hole {
-		if v {
-			any = true
-			break
-		}
-	}
-	if !any {
+	hole := threshold(mask, holeThreshold)
+	if !slices.Contains(hole, true) {
 		return image.NewGray(src.Rect), bg, nil
 	}
-	r := float32(max(4, 0.006*diag(w, h)))
+	r := float32(max(4, holeGrow*diag(w, h)))
 	hole = dilate(hole, w, h, r)
 	holeMask := boolToGray(hole, w, h)
+	up, err := inpaintSmall(src, holeMask)
+	if err != nil {
+		return nil, nil, err
+	}
+	sigma := grainSigma(src, hole, dilate(hole, w, h, r*2))
+	rng := rand.New(rand.NewPCG(uint64(w)*7919+uint64(h), 0x5eed))
+	noise := make([]float32, w*h)
+	for i := range noise {
+		if hole[i] {
+			noise[i] = float32(rng.NormFloat64())
+		}
+	}
+	// Slightly correlated grain reads as texture, not sensor noise.
+	blurFloat(noise, w, h, 1)
+	gain := float32(sigma) * grainGain
+	// Blend the fill in over the outer pixels of the hole: no seam, and no
+	// person fringe left on the plate (re-renders move the person away
+	// from where it was).
+	inside := make([]bool, len(hole))
+	for i, v := range hole {
+		inside[i] = !v
+	}
+	dIn := distanceTransform(inside, w, h)
+	for i, v := range hole {
+		if !v {
+			continue
+		}
+		a := clampf(dIn[i]/fillBlendPx, 0, 1)
+		a = a * a * (3 - 2*a)
+		n := noise[i] * gain
+		for c := 0; c < 3; c++ {
+			f := float32(up.Pix[i*4+c]) + n
+			o := float32(src.Pix[i*4+c])
+			bg.Pix[i*4+c] = uint8(clampf(o*(1-a)+f*a, 0, 255) + 0.5)
+		}
+		bg.Pix[i*4+3] = 255
+	}
+	return holeMask, bg, nil
+}
 
-	// Inpaint at a working size of at most 320 px on the long side.
-	scale := math.Min(1, 320/float64(max(w, h)))
+// Background fill tuning.
+const (
+	// holeThreshold: person mask values above this are the hole.
+	holeThreshold = 8
+	// holeGrow: the hole grows by this share of the image diagonal (at
+	// least 4 pixels).
+	holeGrow = 0.006
+	// fillWorkSide: the hole is inpainted at a working size of at most
+	// this many pixels on the long side, with radius fillInpaintRadius.
+	fillWorkSide      = 320
+	fillInpaintRadius = 6
+	// membraneFrom and membraneRamp: deeper than membraneFrom pixels
+	// inside the (small) hole the push-pull membrane takes over from the
+	// inpainting, fully membraneRamp pixels further in.
+	membraneFrom = 5
+	membraneRamp = 12
+	// grainGain scales the measured grain; minGrain and maxGrain bound it.
+	grainGain = 1.4
+	minGrain  = 0.5
+	maxGrain  = 8
+	// madToSigma turns a median absolute deviation into a Gaussian sigma.
+	madToSigma = 1.4826
+	// fillBlendPx: the fill is blended in over the outer pixels of the hole.
+	fillBlendPx = 3
+)
+
+// inpaintSmall fills the hole at a working size and returns it at full
+// size. Telea continues edges and colours well near the hole boundary but
+// draws fan-shaped streaks deep inside a large hole; there a push-pull
+// membrane (smooth, like an out-of-focus background) takes over.
+func inpaintSmall(src *image.RGBA, holeMask *image.Gray) (*image.RGBA, error) {
+	w, h := src.Rect.Dx(), src.Rect.Dy()
+	scale := math.Min(1, fillWorkSide/float64(max(w, h)))
 	sw, sh := max(8, int(math.Round(float64(w)*scale))), max(8, int(math.Round(float64(h)*scale)))
 	small := ResizeFast(src, sw, sh)
 	smallHole := ResizeGray(holeMask, sw, sh)
@@ -285,13 +349,10 @@ func fillBackground(src *image.RGBA, mask *image.Gray) (*image.Gray, *image.RGBA
 		}
 	}
 	smallHole = Dilate(smallHole, 1.5)
-	filled, err := cv.Inpaint(small, smallHole, 6)
+	filled, err := cv.Inpaint(small, smallHole, fillInpaintRadius)
 	if err != nil {
-		return nil, nil, fmt.Errorf("scene: background fill: %w", err)
+		return nil, fmt.Errorf("scene: background fill: %w", err)
 	}
-	// Telea continues edges and colours well near the hole boundary but
-	// draws fan-shaped streaks deep inside a large hole; there a push-pull
-	// membrane (smooth, like an out-of-focus background) takes over.
 	smallIn := threshold(smallHole, 0)
 	smooth := pushPull(small, smallIn)
 	known := make([]bool, len(smallIn))
@@ -303,16 +364,18 @@ func fillBackground(src *image.RGBA, mask *image.Gray) (*image.Gray, *image.RGBA
 		if !v {
 			continue
 		}
-		a := clampf((depthIn[i]-5)/12, 0, 1)
+		a := clampf((depthIn[i]-membraneFrom)/membraneRamp, 0, 1)
 		for c := 0; c < 3; c++ {
 			filled.Pix[i*4+c] = uint8(float32(filled.Pix[i*4+c])*(1-a) + float32(smooth.Pix[i*4+c])*a + 0.5)
 		}
 	}
-	up := Resize(filled, w, h)
+	return Resize(filled, w, h), nil
+}
 
-	// Grain: the high-frequency residual's robust spread (median absolute
-	// deviation, insensitive to edges) in a ring around the hole.
-	ring := dilate(hole, w, h, r*2)
+// grainSigma measures the photo's grain: the high-frequency residual's
+// robust spread (median absolute deviation, insensitive to edges) in the
+// ring around the hole, as a Gaussian sigma within [minGrain, maxGrain].
+func grainSigma(src *image.RGBA, hole, ring []bool) float64 {
 	blurred := image.NewRGBA(src.Rect)
 	copy(blurred.Pix, src.Pix)
 	boxBlurRGBA(blurred, 2)
@@ -333,46 +396,12 @@ func fillBackground(src *image.RGBA, mask *image.Gray) (*image.Gray, *image.RGBA
 		for v, n := range hist {
 			acc += n
 			if 2*acc >= cnt {
-				sigma = 1.4826 * float64(v)
+				sigma = madToSigma * float64(v)
 				break
 			}
 		}
 	}
-	sigma = math.Max(0.5, math.Min(sigma, 8))
-	rng := rand.New(rand.NewPCG(uint64(w)*7919+uint64(h), 0x5eed))
-	noise := make([]float32, w*h)
-	for i := range noise {
-		if hole[i] {
-			noise[i] = float32(rng.NormFloat64())
-		}
-	}
-	// Slightly correlated grain reads as texture, not sensor noise.
-	blurFloat(noise, w, h, 1)
-	gain := float32(sigma) * 1.4
-
-	// Blend the fill in over the outer 3 pixels of the hole: no seam, and
-	// no person fringe left on the plate (re-renders move the person away
-	// from where it was).
-	inside := make([]bool, len(hole))
-	for i, v := range hole {
-		inside[i] = !v
-	}
-	dIn := distanceTransform(inside, w, h)
-	for i, v := range hole {
-		if !v {
-			continue
-		}
-		a := clampf(dIn[i]/3, 0, 1)
-		a = a * a * (3 - 2*a)
-		n := noise[i] * gain
-		for c := 0; c < 3; c++ {
-			f := float32(up.Pix[i*4+c]) + n
-			o := float32(src.Pix[i*4+c])
-			bg.Pix[i*4+c] = uint8(clampf(o*(1-a)+f*a, 0, 255) + 0.5)
-		}
-		bg.Pix[i*4+3] = 255
-	}
-	return holeMask, bg, nil
+	return math.Max(minGrain, math.Min(sigma, maxGrain))
 }
 
 // groundDepth is the fallback background depth: far at the top, near at the
