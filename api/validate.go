@@ -272,7 +272,7 @@ func (o object) integer(f fieldRule) (int, *ValidationError) {
 	return n, e
 }
 
-// poses checks pose-control's array of poses (f.Items: poseRules).
+// poses checks pose-control's array of poses (f.Items: spec.PoseRules).
 func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
 	items, e := o.array(f.Name, f.Min, f.Max, f.Noun)
 	if e != nil {

@@ -10,6 +10,12 @@
 // status words, and the pipelines decode the input types, trusting inputs
 // the API has normalised. A pipeline run directly (CLI, tests) gets its
 // defaults from Normalise. spec imports only the standard library.
+//
+// Each sentence of the spec that states a rule has one test named after it
+// (TestSpec_SampleCountIsOneToFourDefaultOne, TestSpec_CreditCostSummary,
+// ...), and TestSpec_RulesWrittenOnlyHere fails when a model name, value
+// set, lifecycle word, sampleCount range or 500-character limit is written
+// again outside this package.
 package spec
 
 import (

@@ -301,3 +301,32 @@ func TestSpec_InputTypesMatchTheTable(t *testing.T) {
 		t.Error("an input type for an unknown model")
 	}
 }
+
+// "Image input format: the value is a publicly accessible URL, or a
+// Base64-encoded image string ... with the standard data URI prefix. The
+// model-create upload fails if only the raw encoded string is sent."
+func TestSpec_ImagesAreURLOrDataURIUploadDataURIOnly(t *testing.T) {
+	want := map[string]Kind{
+		"prompt-tryon.personImage": KindImage, "prompt-tryon.modelImageUrl": KindImage,
+		"pose-control.modelImage": KindImage, "pose.cdnUrl": KindImage,
+		"model-create.imageBase64": KindDataImage, "model-create.poseImageBase64": KindDataImage,
+		"product-to-model.productImage": KindImage, "product-to-model.modelImageUrl": KindImage,
+		"angle-generation.imageUrl": KindImage, "tryon.personImage": KindImage, "tryon.garmentImage": KindImage,
+		"image-to-video.imageUrl": KindImage,
+	}
+	got := map[string]Kind{}
+	add := func(owner string, o *Object) {
+		for _, f := range o.Fields {
+			if f.Kind == KindImage || f.Kind == KindDataImage {
+				got[owner+"."+f.Name] = f.Kind
+			}
+		}
+	}
+	for _, m := range Table {
+		add(m.Name, m.Inputs)
+	}
+	add("pose", PoseRules)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("image fields %v, want %v", got, want)
+	}
+}
