@@ -18,6 +18,8 @@ func cmdKeys(args []string) error {
 		"  fashiond keys create [-label L] [-credits N]   creates a key and prints it once\n" +
 		"  fashiond keys list                             lists keys (id, label, credits)\n" +
 		"  fashiond keys add-credits ID N                 adds N credits to key ID (from list)\n" +
+		"  fashiond keys revoke ID                        revokes key ID for good: the API answers 401 to it;\n" +
+		"                                                 its credits, jobs and saved models are kept, unusable\n" +
 		"  fashiond keys webhook-secret -key ID [-rotate] [-overlap 24h]\n" +
 		"                                                 prints the key's own webhook signing secret (whsec_...);\n" +
 		"                                                 -rotate replaces it, both signatures are sent during -overlap\n" +
@@ -49,7 +51,7 @@ func cmdKeys(args []string) error {
 	rest := fs.Args()
 	if len(rest) == 0 {
 		fs.Usage()
-		return errors.New("keys: missing action (create, list, add-credits, webhook-secret or limits)")
+		return errors.New("keys: missing action (create, list, add-credits, revoke, webhook-secret or limits)")
 	}
 	// Flags may also follow the action: `keys create -credits 50`.
 	if err := fs.Parse(rest[1:]); err != nil {
@@ -83,11 +85,17 @@ func cmdKeys(args []string) error {
 			return err
 		}
 		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tLABEL\tCREDITS\tCREATED")
+		fmt.Fprintln(tw, "ID\tLABEL\tCREDITS\tCREATED\tREVOKED")
 		for _, k := range ks {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", k.ID, k.Label, k.Credits, k.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
+			revoked := "-"
+			if k.RevokedAt != nil {
+				revoked = k.RevokedAt.UTC().Format(keyTimeLayout)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", k.ID, k.Label, k.Credits, k.CreatedAt.UTC().Format(keyTimeLayout), revoked)
 		}
 		return tw.Flush()
+	case "revoke":
+		return revokeKey(ctx, svc, rest)
 	case "add-credits":
 		if len(rest) != 2 {
 			return errors.New("keys add-credits: want ID and N")
@@ -117,8 +125,24 @@ func cmdKeys(args []string) error {
 		}
 		fmt.Printf("key %s: rate %g/s, burst %d, max in flight %d, dispatch %d (0 = the service default)\n", rest[0], got.Rate, got.Burst, got.MaxInFlight, got.Dispatch)
 	default:
-		return fmt.Errorf("keys: unknown action %q (create, list, add-credits, webhook-secret or limits)", action)
+		return fmt.Errorf("keys: unknown action %q (create, list, add-credits, revoke, webhook-secret or limits)", action)
 	}
+	return nil
+}
+
+// keyTimeLayout is how keys list shows times.
+const keyTimeLayout = "2006-01-02 15:04:05Z"
+
+// revokeKey revokes the key whose ID is args[0].
+func revokeKey(ctx context.Context, svc *jobs.Service, args []string) error {
+	if len(args) != 1 {
+		return errors.New("keys revoke: want the key ID (from keys list)")
+	}
+	k, err := svc.RevokeKey(ctx, args[0])
+	if err != nil {
+		return fmt.Errorf("keys revoke: %w", err)
+	}
+	fmt.Printf("key %s (%s) revoked; its %d credits are kept but cannot be used\n", k.ID, k.Label, k.Credits)
 	return nil
 }
 
