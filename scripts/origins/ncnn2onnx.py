@@ -219,7 +219,7 @@ def main(argv):
         data = f.read()
     try:
         model = convert(text, data)
-    except (ConvertError, ValueError, KeyError, IndexError) as e:
+    except (ConvertError, ValueError, KeyError, IndexError, onnx.checker.ValidationError) as e:
         sys.stderr.write("ncnn2onnx: %s: %s\n" % (argv[1], e))
         return 1
     with open(argv[3], "wb") as f:

@@ -13,6 +13,7 @@ RESIZE_BILINEAR, RESHAPE, LOGISTIC, with no activation or a fused RELU6. Any
 other operator is an error naming it. Needs python3-onnx and numpy only.
 """
 import os
+import struct
 import sys
 
 import numpy as np
@@ -214,7 +215,8 @@ def main(argv):
         buf = f.read()
     try:
         model = Converter(tfl.read_model(buf)).convert()
-    except (ConvertError, tfl.FlatbufferError, ValueError, KeyError, IndexError) as e:
+    except (ConvertError, tfl.FlatbufferError, ValueError, KeyError, IndexError, struct.error,
+            onnx.checker.ValidationError) as e:
         sys.stderr.write("tflite2onnx: %s: %s\n" % (argv[1], e))
         return 1
     with open(argv[2], "wb") as f:

@@ -55,32 +55,36 @@ class Table:
         at = self._indirect(slot)
         if at is None:
             return ""
+        if at + 4 > len(self.buf):
+            raise FlatbufferError("string offset %d out of range" % at)
         n = struct.unpack_from("<I", self.buf, at)[0]
         return self.buf[at + 4:at + 4 + n].decode("utf-8")
 
-    def _vector(self, slot):
+    def _vector(self, slot, elem_size):
         at = self._indirect(slot)
         if at is None:
             return 0, 0
+        if at + 4 > len(self.buf):
+            raise FlatbufferError("vector offset %d out of range" % at)
         n = struct.unpack_from("<I", self.buf, at)[0]
-        if at + 4 + n > len(self.buf) + 4 * n:
-            raise FlatbufferError("vector at %d overruns the buffer" % at)
+        if at + 4 + n * elem_size > len(self.buf):
+            raise FlatbufferError("vector of %d at %d overruns the buffer" % (n, at))
         return at + 4, n
 
     def scalars(self, slot, fmt):
         """A vector of scalars as a list."""
-        start, n = self._vector(slot)
         size = struct.calcsize(fmt)
+        start, n = self._vector(slot, size)
         return [struct.unpack_from("<" + fmt, self.buf, start + i * size)[0] for i in range(n)]
 
     def bytes(self, slot):
         """A [ubyte] vector as bytes."""
-        start, n = self._vector(slot)
+        start, n = self._vector(slot, 1)
         return bytes(self.buf[start:start + n])
 
     def tables(self, slot):
         """A vector of tables."""
-        start, n = self._vector(slot)
+        start, n = self._vector(slot, 4)
         out = []
         for i in range(n):
             at = start + 4 * i
