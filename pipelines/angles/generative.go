@@ -46,7 +46,13 @@ const (
 	// minGarmentShare is the share of the person's pixels a garment part
 	// (above or below the hips) needs to be named in the prompt.
 	minGarmentShare = 0.05
-	angleNegative   = "several people, extra person, duplicate, ghost, extra limbs, extra fingers, deformed, blurry, text, watermark, cartoon"
+	// legsFrac is how far below the hips, as a fraction of the torso's
+	// length, clothes must reach to be named trousers.
+	legsFrac = 0.5
+	// faceTorsoMax: a face taller than this share of the torso's length
+	// marks a portrait (the pose's hips and knees are not trusted).
+	faceTorsoMax  = 0.7
+	angleNegative = "several people, extra person, duplicate, ghost, extra limbs, extra fingers, deformed, blurry, text, watermark, cartoon"
 )
 
 // WithGenerative makes the pipeline use installed generative models: inp
@@ -169,7 +175,8 @@ func firstFailed(checks []pipelines.Check) *pipelines.Check {
 // generate runs the inpainting and refine passes on v (a nil image when
 // neither applies) and returns the method suffix and the notes.
 func (p *Pipeline) generate(ctx context.Context, r *Renderer, v *View, id string, seed uint64, step func(done, total int)) (*image.RGBA, string, []string, error) {
-	prompt := generative.Prompt{Text: anglePrompt(id, r.describe()), Negative: angleNegative, Seed: seed, Progress: step}
+	who, full := r.describe()
+	prompt := generative.Prompt{Text: anglePrompt(id, who, full), Negative: angleNegative, Seed: seed, Progress: step}
 	if id == Back {
 		prompt.Negative += ", face, eyes, front of the body"
 	}
@@ -193,7 +200,7 @@ func (p *Pipeline) generate(ctx context.Context, r *Renderer, v *View, id string
 		}
 		img = scene.RGBA(out)
 		method += fmt.Sprintf("+generative-refine(%s, strength %g)", info.Model, s)
-		notes = append(notes, info.Note("the person and the uncovered region of the classical view were redrawn (img2img over its layout);"))
+		notes = append(notes, info.Note("the person and the uncovered region, redrawn over the classical view's layout (img2img), were"))
 	}
 	if method == "" {
 		return nil, "", nil, nil
@@ -229,8 +236,9 @@ func (r *Renderer) refineRegion(v *View) *image.Gray {
 	return g
 }
 
-// anglePrompt describes the view and the person.
-func anglePrompt(id, person string) string {
+// anglePrompt describes the view and the person (full: the legs are in
+// the picture).
+func anglePrompt(id, person string, full bool) string {
 	view := map[string]string{
 		Front:     "front view",
 		Back:      "back view, seen from behind, the back of the head and hair",
@@ -239,22 +247,31 @@ func anglePrompt(id, person string) string {
 		Left45:    "three-quarter view",
 		Right45:   "three-quarter view",
 	}[id]
-	return fmt.Sprintf("%s of %s, full body, photographic, natural light, sharp focus", view, person)
+	frame := "upper body"
+	if full {
+		frame = "full body"
+	}
+	return fmt.Sprintf("%s of %s, %s, photographic, natural light, sharp focus", view, person, frame)
 }
 
 // describe names what the person wears from the parsing: the dominant
 // colour of the clothes above and below the hips ("a person wearing a
-// white top and blue trousers"), or "a person".
-func (r *Renderer) describe() string {
+// white top and blue trousers"), or "a person", and whether the legs are
+// in the picture (a full-body view). Clothes below the hips
+// count as trousers only when a knee is seen below the hips inside the
+// frame and they reach legsFrac of the torso's length below the hips (on
+// a half-body photo the pose model places the hips too high and the top
+// reaches past them: it stays the top).
+func (r *Renderer) describe() (string, bool) {
 	s := r.s
 	if s.Parsing == nil || s.Parsing.Clothes == nil {
-		return "a person"
+		return "a person", false
 	}
 	w, h := s.Image.Rect.Dx(), s.Image.Rect.Dy()
-	hipY := hipRow(s.Pose, h)
+	hipY, torso := hipRow(s.Pose, h)
 	cl := scene.ResizeGray(s.Parsing.Clothes, w, h)
 	var parts [2][]color.RGBA
-	person := 0
+	person, lowest := 0, 0
 	for y := range h {
 		for x := range w {
 			if s.PersonMask.Pix[y*s.PersonMask.Stride+x] <= 200 {
@@ -265,11 +282,15 @@ func (r *Renderer) describe() string {
 				i := y*s.Image.Stride + 4*x
 				k := 0
 				if y >= hipY {
-					k = 1
+					k, lowest = 1, y
 				}
 				parts[k] = append(parts[k], color.RGBA{s.Image.Pix[i], s.Image.Pix[i+1], s.Image.Pix[i+2], 255})
 			}
 		}
+	}
+	legs := float64(lowest-hipY) >= legsFrac*torso && kneesShown(s.Pose, hipY, h) && !faceDwarfsTorso(r.faces, torso)
+	if !legs {
+		parts[0], parts[1] = append(parts[0], parts[1]...), nil
 	}
 	var worn []string
 	for k, noun := range []string{"a %s top", "%s trousers"} {
@@ -278,22 +299,49 @@ func (r *Renderer) describe() string {
 		}
 	}
 	if len(worn) == 0 {
-		return "a person"
+		return "a person", legs
 	}
-	return "a person wearing " + strings.Join(worn, " and ")
+	return "a person wearing " + strings.Join(worn, " and "), legs
 }
 
-// hipRow is the row of the hips from the pose (h when unknown: everything
-// is the top).
-func hipRow(p *models.Pose, h int) int {
+// faceDwarfsTorso reports whether the face is taller than faceTorsoMax of
+// the pose's torso: a portrait, where the pose model's hips and knees are
+// guesses.
+func faceDwarfsTorso(faces []models.Face, torso float64) bool {
+	return len(faces) > 0 && faces[0].Box[3]-faces[0].Box[1] > faceTorsoMax*torso
+}
+
+// hipRow is the row of the hips from the pose and the torso's length
+// (shoulders to hips); h and 0 when unknown (everything is the top).
+func hipRow(p *models.Pose, h int) (int, float64) {
 	if p == nil {
-		return h
+		return h, 0
 	}
-	l, r := p.Keypoints[models.KpLeftHip], p.Keypoints[models.KpRightHip]
-	if l.Visibility > 0.5 && r.Visibility > 0.5 {
-		return int((l.Y + r.Y) / 2)
+	k := p.Keypoints
+	l, r := k[models.KpLeftHip], k[models.KpRightHip]
+	if l.Visibility <= 0.5 || r.Visibility <= 0.5 {
+		return h, 0
 	}
-	return h
+	hip := (l.Y + r.Y) / 2
+	torso := 0.25 * float64(h)
+	if ls, rs := k[models.KpLeftShoulder], k[models.KpRightShoulder]; ls.Visibility > 0.5 && rs.Visibility > 0.5 {
+		torso = hip - (ls.Y+rs.Y)/2
+	}
+	return int(hip), torso
+}
+
+// kneesShown reports whether the pose sees a knee below the hips and
+// inside the frame.
+func kneesShown(p *models.Pose, hipY, h int) bool {
+	if p == nil {
+		return false
+	}
+	for _, j := range []int{models.KpLeftKnee, models.KpRightKnee} {
+		if k := p.Keypoints[j]; k.Visibility > 0.5 && k.Y > float64(hipY) && k.Y < float64(h) {
+			return true
+		}
+	}
+	return false
 }
 
 // medianColour is the per-channel median of px (not empty).

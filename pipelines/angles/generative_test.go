@@ -158,9 +158,12 @@ func TestAnglePrompt(t *testing.T) {
 		{LeftSide, "side view in profile of a person wearing a white top and blue trousers, full body, photographic, natural light, sharp focus"},
 		{Right45, "three-quarter view of a person wearing a white top and blue trousers, full body, photographic, natural light, sharp focus"},
 	} {
-		if got := anglePrompt(tc.id, "a person wearing a white top and blue trousers"); got != tc.want {
+		if got := anglePrompt(tc.id, "a person wearing a white top and blue trousers", true); got != tc.want {
 			t.Errorf("%s: %q", tc.id, got)
 		}
+	}
+	if got := anglePrompt(Left45, "a person wearing a white top", false); got != "three-quarter view of a person wearing a white top, upper body, photographic, natural light, sharp focus" {
+		t.Errorf("upper body: %q", got)
 	}
 	if refineStrength(Back) != backStrength || refineStrength(RightSide) != sideStrength || refineStrength(Left45) != 0 || refineStrength(Front) != 0 {
 		t.Error("refine strengths")
@@ -168,13 +171,25 @@ func TestAnglePrompt(t *testing.T) {
 }
 
 // TestDescribeFromParsing: the standing man wears a white T-shirt and
-// dark trousers.
+// dark trousers (full body); the half-body woman a white top (the pose
+// model puts her hips at her chest: the top reaching below them is still
+// the top); the smiling portrait a top, and no legs (the face is larger
+// than the pose's torso).
 func TestDescribeFromParsing(t *testing.T) {
-	r, err := New(pipelinetest.Perception(t)).Prepare(context.Background(), pipelinetest.Image(t, "images/codait_man_standing.jpg"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := r.describe(); got != "a person wearing a white top and black trousers" {
-		t.Fatalf("describe: %q", got)
+	for _, tc := range []struct {
+		file, want string
+		full       bool
+	}{
+		{"codait_man_standing.jpg", "a person wearing a white top and black trousers", true},
+		{"pexels_woman_side_halfbody.png", "a person wearing a white top", false},
+		{"pexels_woman_portrait.png", "a person wearing a grey top", false},
+	} {
+		r, err := New(pipelinetest.Perception(t)).Prepare(context.Background(), pipelinetest.Image(t, "images/"+tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, full := r.describe(); got != tc.want || full != tc.full {
+			t.Errorf("%s: %q, full body %v", tc.file, got, full)
+		}
 	}
 }
