@@ -122,7 +122,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (string, error) 
 }
 
 // ErrKeyRevoked is RevokeKey's error for a key that is already revoked.
-var ErrKeyRevoked = errors.New("jobs: the key is already revoked")
+var ErrKeyRevoked = errors.New("already revoked")
 
 // revokeRetries bounds RevokeKey's optimistic transaction when the keys
 // hash changes under it.

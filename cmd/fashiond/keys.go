@@ -140,7 +140,7 @@ func revokeKey(ctx context.Context, svc *jobs.Service, args []string) error {
 	}
 	k, err := svc.RevokeKey(ctx, args[0])
 	if err != nil {
-		return fmt.Errorf("keys revoke: %w", err)
+		return err
 	}
 	fmt.Printf("key %s (%s) revoked; its %d credits are kept but cannot be used\n", k.ID, k.Label, k.Credits)
 	return nil
