@@ -10,7 +10,15 @@ GO ?= go
 
 all: build
 
-setup: setup-system setup-ort setup-models setup-presets setup-contract-models
+# Without ../shared beside the checkout (a clean clone) the models come from
+# their origins (setup-models, docs/ORIGINS.md); the preset photos and the
+# contract models' CLIP vocabulary exist only in ../shared/testdata, so those
+# two steps are then skipped with a warning unless their sources are set.
+setup: setup-system setup-ort setup-models
+	@if [ -d ../shared/testdata ] || [ -n "$${FASHIOND_PRESETS_SRC:-}" ]; then ./scripts/setup-presets.sh; \
+	else echo "setup: warning: no ../shared/testdata: preset photos not installed (they have no public origin; product-to-model and model-create are not served)" >&2; fi
+	@if [ -d ../shared/testdata ] || [ -n "$${FASHIOND_CLIP_BPE:-}" ]; then ./scripts/setup-contract-models.sh; \
+	else echo "setup: warning: no ../shared/testdata: contract models not built (the diffusion tests skip without them)" >&2; fi
 	@./scripts/setup-s3-test.sh
 	@./scripts/setup-chromium.sh
 
@@ -20,7 +28,10 @@ setup-system:
 setup-ort:
 	@./scripts/setup-ort.sh
 
+# From the mirror or FASHIOND_MODELS_URL (setup-models.sh); with neither, from
+# the models' origins first (scripts/origins/setup-origins.sh).
 setup-models:
+	@./scripts/origins/setup-origins.sh
 	@./scripts/setup-models.sh
 
 setup-presets:
