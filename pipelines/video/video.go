@@ -192,9 +192,79 @@ func (p *Pipeline) Generate(ctx context.Context, img image.Image, spec Spec, pro
 	}
 	start := time.Now()
 	st := &Stats{Move: ChooseMove(spec.Prompt)}
+	r, err := p.layout(ctx, img, spec, st, progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	st.Framing = r.Framing
+	st.Layers = time.Since(start)
+	dir, err := os.MkdirTemp(p.opts.TempDir, "fashiond-video-*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("video: temp dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "out.mp4")
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	enc, err := ffmpeg.NewEncoder(ectx, p.encoderOptions(spec, st, out))
+	if err != nil {
+		return nil, nil, fmt.Errorf("video: %w", err)
+	}
+	defer enc.Close()
+	n := enc.FramesNeeded()
+	st.Frames = n
+	synth, werr := renderFrames(ectx, cancel, enc, r, spec, n, progress)
+	if werr == nil && ctx.Err() != nil {
+		werr = ctx.Err()
+	}
+	progress("encode", 0.96, "finishing MP4")
+	cerr := enc.Close()
+	if werr != nil {
+		return nil, nil, fmt.Errorf("video: %w", werr)
+	}
+	if cerr != nil {
+		return nil, nil, fmt.Errorf("video: %w", cerr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("video: %w", err)
+	}
+	st.Total = time.Since(start)
+	st.Synthesis = synth
+	st.EncodeWait = max(0, st.Total-st.Layers-synth)
+	p.opts.Log.Info("image-to-video rendered", "frames", n, "move", st.Move, "bed", st.Bed,
+		"layers", st.Layers, "synthesis", st.Synthesis, "encode_wait", st.EncodeWait, "total", st.Total)
+	progress("done", 1, "")
+	return data, st, nil
+}
+
+// Encoding and rendering tuning.
+const (
+	// minAnimateSide: a smaller image is too small to animate.
+	minAnimateSide = 32
+	// videoCRF and videoPreset: the H.264 quality and speed.
+	videoCRF    = 20
+	videoPreset = "veryfast"
+	// audioRate: the ambient bed's sample rate (Hz, stereo), faded in and
+	// out over audioFadeIn and audioFadeOut.
+	audioRate    = 48000
+	audioFadeIn  = 600 * time.Millisecond
+	audioFadeOut = 900 * time.Millisecond
+	// frameBuffers and readyFrames: the renderer works ahead of the
+	// encoder with this many frame buffers, this many ready at once.
+	frameBuffers = 3
+	readyFrames  = 2
+	// progressEvery: frame progress is reported every this many frames.
+	progressEvery = 6
+)
+
+// layout checks the still's size, splits it (at most maxWorkPixels) into
+// layers and lays them out for the clip's frame size, extending the
+// background with the inpainter when there is one.
+func (p *Pipeline) layout(ctx context.Context, img image.Image, spec Spec, st *Stats, progress pipelines.ProgressFunc) (*renderer, error) {
 	b := img.Bounds()
-	if b.Dx() < 32 || b.Dy() < 32 {
-		return nil, nil, pipelines.Failf("inputs.imageUrl: image %dx%d is too small to animate (need at least 32x32)", b.Dx(), b.Dy())
+	if b.Dx() < minAnimateSide || b.Dy() < minAnimateSide {
+		return nil, pipelines.Failf("inputs.imageUrl: image %dx%d is too small to animate (need at least 32x32)", b.Dx(), b.Dy())
 	}
 	work := scene.RGBA(img)
 	if px := b.Dx() * b.Dy(); px > maxWorkPixels {
@@ -204,7 +274,7 @@ func (p *Pipeline) Generate(ctx context.Context, img image.Image, spec Spec, pro
 	progress("layers", 0.03, "person, background and depth")
 	sc, err := scene.Layers(ctx, p.p, work, scene.Options{WithDepth: true})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	extend := extender(classicalExtend)
 	if p.opts.Inpainter != nil {
@@ -213,47 +283,37 @@ func (p *Pipeline) Generate(ctx context.Context, img image.Image, spec Spec, pro
 		}
 		extend = generativeExtend(ctx, p.opts.Inpainter, seedOf(spec.Prompt), step, &st.Generative)
 	}
-	r, err := newRenderer(sc, st.Move, spec.Width, spec.Height, extend)
-	if err != nil {
-		return nil, nil, err
-	}
-	st.Framing = r.Framing
-	st.Layers = time.Since(start)
+	return newRenderer(sc, st.Move, spec.Width, spec.Height, extend)
+}
 
-	dir, err := os.MkdirTemp(p.opts.TempDir, "fashiond-video-*")
-	if err != nil {
-		return nil, nil, fmt.Errorf("video: temp dir: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "out.mp4")
+// encoderOptions are the encoder's settings for the clip, with the
+// ambient bed chosen from the prompt (st.Bed) when it has audio.
+func (p *Pipeline) encoderOptions(spec Spec, st *Stats, out string) ffmpeg.Options {
 	eo := ffmpeg.Options{Binary: p.opts.FFmpeg, Width: spec.Width, Height: spec.Height, FPS: spec.FPS,
-		Duration: spec.Duration, CRF: 20, Preset: "veryfast", Out: out}
+		Duration: spec.Duration, CRF: videoCRF, Preset: videoPreset, Out: out}
 	if spec.Audio {
 		st.Bed = ChooseBed(spec.Prompt)
-		pcm := SynthesizeBed(st.Bed, spec.Duration.Seconds()+0.1, 48000, seedOf(spec.Prompt))
-		eo.Audio = &ffmpeg.AudioSpec{SampleRate: 48000, Channels: 2, PCM: bytes.NewReader(pcm),
-			FadeIn: 600 * time.Millisecond, FadeOut: 900 * time.Millisecond}
+		pcm := SynthesizeBed(st.Bed, spec.Duration.Seconds()+0.1, audioRate, seedOf(spec.Prompt))
+		eo.Audio = &ffmpeg.AudioSpec{SampleRate: audioRate, Channels: 2, PCM: bytes.NewReader(pcm),
+			FadeIn: audioFadeIn, FadeOut: audioFadeOut}
 	}
-	ectx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	enc, err := ffmpeg.NewEncoder(ectx, eo)
-	if err != nil {
-		return nil, nil, fmt.Errorf("video: %w", err)
-	}
-	defer enc.Close()
-	n := enc.FramesNeeded()
-	st.Frames = n
+	return eo
+}
 
-	// Render ahead of the encoder: a small ring of frame buffers.
+// renderFrames renders the n frames ahead of the encoder (a small ring of
+// frame buffers) and writes them to it, reporting progress; a write error
+// cancels the rendering. It returns the time spent rendering and the
+// first write error.
+func renderFrames(ectx context.Context, cancel context.CancelFunc, enc *ffmpeg.Encoder, r *renderer, spec Spec, n int, progress pipelines.ProgressFunc) (time.Duration, error) {
 	type frame struct {
 		img *image.RGBA
 		i   int
 	}
-	free := make(chan *image.RGBA, 3)
-	for i := 0; i < 3; i++ {
+	free := make(chan *image.RGBA, frameBuffers)
+	for i := 0; i < frameBuffers; i++ {
 		free <- image.NewRGBA(image.Rect(0, 0, spec.Width, spec.Height))
 	}
-	ready := make(chan frame, 2)
+	ready := make(chan frame, readyFrames)
 	var synth time.Duration
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -289,31 +349,10 @@ func (p *Pipeline) Generate(ctx context.Context, img image.Image, spec Spec, pro
 		}
 		free <- f.img
 		written++
-		if written%6 == 0 || written == n {
+		if written%progressEvery == 0 || written == n {
 			progress("frames", 0.1+0.85*float64(written)/float64(n), fmt.Sprintf("frame %d/%d", written, n))
 		}
 	}
 	wg.Wait()
-	if werr == nil && ctx.Err() != nil {
-		werr = ctx.Err()
-	}
-	progress("encode", 0.96, "finishing MP4")
-	cerr := enc.Close()
-	if werr != nil {
-		return nil, nil, fmt.Errorf("video: %w", werr)
-	}
-	if cerr != nil {
-		return nil, nil, fmt.Errorf("video: %w", cerr)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		return nil, nil, fmt.Errorf("video: %w", err)
-	}
-	st.Total = time.Since(start)
-	st.Synthesis = synth
-	st.EncodeWait = max(0, st.Total-st.Layers-synth)
-	p.opts.Log.Info("image-to-video rendered", "frames", n, "move", st.Move, "bed", st.Bed,
-		"layers", st.Layers, "synthesis", st.Synthesis, "encode_wait", st.EncodeWait, "total", st.Total)
-	progress("done", 1, "")
-	return data, st, nil
+	return synth, werr
 }

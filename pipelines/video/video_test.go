@@ -411,6 +411,8 @@ func TestRenderWithoutPerson(t *testing.T) {
 	b := image.NewRGBA(a.Rect)
 	r.render(a, 0, 0)
 	r.render(b, 1, 4)
+	checkGolden(t, "flatlay/first", a)
+	checkGolden(t, "flatlay/last", b)
 	if d := meanAbsDiff(a, b); d < 0.5 {
 		t.Errorf("first and last frame differ by %.2f: frozen", d)
 	}
@@ -468,6 +470,7 @@ func TestMappingContinuous(t *testing.T) {
 		gw := 720/gridStep + 2
 		for _, ft := range []float64{0, 0.3, 0.7, 1} {
 			r.render(out, ft, ft*4)
+			checkGolden(t, fmt.Sprintf("%s/%.1f", mv, ft), out)
 			worst := 0.0
 			for k := 0; k+4 < len(r.grid); k += 4 {
 				if (k/4)%gw == gw-1 {
