@@ -145,6 +145,11 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*Job, error) {
 			s.enqueueWebhook(ctx, r2)
 		}
 	}
+	if n == 1 {
+		if err := s.confirmReplicated(ctx); err != nil {
+			return nil, err // a retried cancel finds the job cancelled, or cancels it
+		}
+	}
 	j, err := s.Get(ctx, owner, id)
 	if err != nil {
 		return nil, err

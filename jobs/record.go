@@ -254,7 +254,13 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 	}
 	if req.IdempotencyKey != "" {
 		prev, ierr := s.idemBegin(ctx, req)
+		if ierr == nil && prev != nil {
+			ierr = s.confirmReplicated(ctx) // a replay is answered as durably as a first answer
+		}
 		if ierr != nil || prev != nil {
+			if ierr != nil {
+				prev = nil
+			}
 			return prev, ierr
 		}
 		defer func() {
@@ -325,6 +331,10 @@ func (s *Service) create(ctx context.Context, req SubmitRequest, slots int) (*Jo
 			}
 			return nil, err
 		}
+	}
+	if err := s.confirmReplicated(ctx); err != nil {
+		s.log.Warn("a submission was not confirmed by the Redis replicas: answered with an error", "job", id, "err", err)
+		return nil, err
 	}
 	return &Job{ID: id, Model: req.Model, Status: StatusStarting, CreatedAt: now, UpdatedAt: &now,
 		Credits: req.Cost, Owner: req.Owner, Inputs: req.Inputs, WebhookURL: req.WebhookURL}, nil

@@ -55,7 +55,9 @@ var DefaultWebhookBackoff = []time.Duration{
 type Options struct {
 	// RedisURL is any URL redisconn.Parse accepts: "redis://[:password@]
 	// host:port[/db]", rediss://, unix://, a bare "host:port", or
-	// "redis+sentinel://host:port,…/mastername". Ignored when Redis is set.
+	// "redis+sentinel://host:port,…/mastername[?wait_replicas=N…]". The
+	// one client made from it serves everything: asynq's client, server
+	// and inspector share it. Ignored when Redis is set.
 	RedisURL string
 	// Redis is an existing client to use instead of RedisURL; Close does
 	// not close it.
@@ -118,18 +120,23 @@ type Options struct {
 // Service is the job system over Redis: it implements Backend (for the API)
 // and pipelines.Studio (for the pipelines), and is the base of a Worker.
 type Service struct {
-	rdb        redis.UniversalClient
-	ownsRedis  bool
-	client     *asynq.Client
-	insp       *asynq.Inspector
-	store      storage.Store
-	opts       Options
-	secret     []byte // decoded webhook secret
-	secretStr  string
-	pathSecret []byte // key of OpaqueOwner
-	hook       *http.Client
-	log        *slog.Logger
-	events     *hub
+	rdb       redis.UniversalClient
+	ownsRedis bool
+	// waitReplicas and waitTimeout: the WAIT after submissions and
+	// cancellations (redisconn.Spec; 0 without a Sentinel URL's
+	// wait_replicas).
+	waitReplicas int
+	waitTimeout  time.Duration
+	client       *asynq.Client
+	insp         *asynq.Inspector
+	store        storage.Store
+	opts         Options
+	secret       []byte // decoded webhook secret
+	secretStr    string
+	pathSecret   []byte // key of OpaqueOwner
+	hook         *http.Client
+	log          *slog.Logger
+	events       *hub
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -183,11 +190,12 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if o.Redis != nil {
 		s.rdb = o.Redis
 	} else {
-		rdb, err := dialRedis(o.RedisURL)
+		spec, err := redisconn.Parse(o.RedisURL)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("jobs: redis URL: %w", err)
 		}
-		s.rdb, s.ownsRedis = rdb, true
+		s.rdb, s.ownsRedis = spec.NewClient(), true
+		s.waitReplicas, s.waitTimeout = spec.WaitReplicas, spec.WaitTimeout
 	}
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		s.closeRedis()
@@ -256,19 +264,6 @@ func (s *Service) checkEviction(ctx context.Context) {
 	if p := v["maxmemory-policy"]; p != "" && p != "noeviction" {
 		s.log.Warn("Redis evicts keys at its memory limit: jobs, API keys or credits can be lost; set maxmemory-policy noeviction", "maxmemory-policy", p)
 	}
-}
-
-// dialRedis makes the service's one Redis client from a FASHIOND_REDIS_URL
-// value (redisconn: a single Redis, or a Sentinel-monitored master).
-func dialRedis(u string) (redis.UniversalClient, error) {
-	if u == "" {
-		return nil, errors.New("jobs: no Redis URL or client given")
-	}
-	rdb, err := redisconn.Dial(u)
-	if err != nil {
-		return nil, fmt.Errorf("jobs: redis URL: %w", err)
-	}
-	return rdb, nil
 }
 
 func (s *Service) closeRedis() {

@@ -22,6 +22,11 @@
 //	db=N                    the database number (0..DefaultMaxDB, default 0)
 //	sentinel_password=P     the Sentinels' own password (requirepass)
 //	sentinel_username=U     the Sentinels' ACL user (needs sentinel_password)
+//	wait_replicas=N         after a submission or a cancellation, confirm
+//	                        with WAIT that N replicas (0..MaxWaitReplicas)
+//	                        hold it before answering; default 0 (no WAIT)
+//	wait_timeout=D          how long WAIT may take (a Go duration, 1ms..10s;
+//	                        DefaultWaitTimeout)
 //
 // Any other query parameter is an error. Errors never repeat a password.
 package redisconn
@@ -33,6 +38,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -50,12 +56,25 @@ const DefaultMaxDB = 15
 // maxSentinels bounds the host list of a Sentinel URL.
 const maxSentinels = 64
 
+// Bounds and default of the WAIT settings (wait_replicas, wait_timeout).
+const (
+	MaxWaitReplicas    = 16
+	DefaultWaitTimeout = 500 * time.Millisecond
+	maxWaitTimeout     = 10 * time.Second
+)
+
 // Spec is a parsed Redis URL: exactly one of Single and Failover is set.
 type Spec struct {
 	// Single is the options of one Redis (redis://, rediss://, unix://).
 	Single *redis.Options
 	// Failover is the options of a Sentinel-monitored master.
 	Failover *redis.FailoverOptions
+	// WaitReplicas is how many replicas must acknowledge a submission or a
+	// cancellation (WAIT) before it is answered; 0: none (Sentinel URLs'
+	// wait_replicas).
+	WaitReplicas int
+	// WaitTimeout bounds that WAIT (wait_timeout; DefaultWaitTimeout).
+	WaitTimeout time.Duration
 }
 
 // Parse parses a Redis URL of the forms in the package comment.
@@ -68,11 +87,13 @@ func Parse(raw string) (Spec, error) {
 		raw, scheme = "redis://"+raw, "redis"
 	}
 	if strings.EqualFold(scheme, SentinelScheme) {
-		f, err := parseSentinel(raw)
+		spec := Spec{WaitTimeout: DefaultWaitTimeout}
+		f, err := parseSentinel(raw, &spec)
 		if err != nil {
 			return Spec{}, err
 		}
-		return Spec{Failover: f}, nil
+		spec.Failover = f
+		return spec, nil
 	}
 	o, err := redis.ParseURL(raw)
 	if err == nil && o.Network == "tcp" && !hasHost(raw) {
@@ -110,21 +131,12 @@ func (s Spec) NewClient() redis.UniversalClient {
 	return nil
 }
 
-// Dial parses raw and makes its client (Parse, then NewClient).
-func Dial(raw string) (redis.UniversalClient, error) {
-	s, err := Parse(raw)
-	if err != nil {
-		return nil, err
-	}
-	return s.NewClient(), nil
-}
-
 // Describe names where the spec connects, without any password: for logs.
 func (s Spec) Describe() string {
 	switch {
 	case s.Failover != nil:
-		return fmt.Sprintf("sentinel master %q via %s db %d", s.Failover.MasterName,
-			strings.Join(s.Failover.SentinelAddrs, ","), s.Failover.DB)
+		return fmt.Sprintf("sentinel master %q via %s db %d wait %d replicas", s.Failover.MasterName,
+			strings.Join(s.Failover.SentinelAddrs, ","), s.Failover.DB, s.WaitReplicas)
 	case s.Single != nil:
 		return fmt.Sprintf("%s %s db %d", s.Single.Network, s.Single.Addr, s.Single.DB)
 	}
@@ -132,7 +144,7 @@ func (s Spec) Describe() string {
 }
 
 // parseSentinel parses the redis+sentinel:// form.
-func parseSentinel(raw string) (*redis.FailoverOptions, error) {
+func parseSentinel(raw string, spec *Spec) (*redis.FailoverOptions, error) {
 	rest := raw[len(SentinelScheme)+len("://"):]
 	authority, path, _ := strings.Cut(rest, "/")
 	path, query, _ := strings.Cut(path, "?")
@@ -156,7 +168,7 @@ func parseSentinel(raw string) (*redis.FailoverOptions, error) {
 	if o.MasterName, err = parseMaster(path); err != nil {
 		return nil, err
 	}
-	if err := parseSentinelQuery(query, o); err != nil {
+	if err := parseSentinelQuery(query, o, spec); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -260,8 +272,8 @@ func parseMaster(path string) (string, error) {
 	return name, nil
 }
 
-// parseSentinelQuery applies db, sentinel_password and sentinel_username.
-func parseSentinelQuery(query string, o *redis.FailoverOptions) error {
+// parseSentinelQuery applies the query parameters of a Sentinel URL.
+func parseSentinelQuery(query string, o *redis.FailoverOptions, spec *Spec) error {
 	q, err := url.ParseQuery(query)
 	if err != nil {
 		return errors.New(SentinelScheme + " URL: the query is not percent-encoded correctly")
@@ -281,8 +293,20 @@ func parseSentinelQuery(query string, o *redis.FailoverOptions) error {
 			o.SentinelPassword = v[0]
 		case "sentinel_username":
 			o.SentinelUsername = v[0]
+		case "wait_replicas":
+			n, err := strconv.Atoi(v[0])
+			if err != nil || n < 0 || n > MaxWaitReplicas {
+				return fmt.Errorf("%s URL: wait_replicas must be 0..%d", SentinelScheme, MaxWaitReplicas)
+			}
+			spec.WaitReplicas = n
+		case "wait_timeout":
+			d, err := time.ParseDuration(v[0])
+			if err != nil || d < time.Millisecond || d > maxWaitTimeout {
+				return fmt.Errorf("%s URL: wait_timeout must be a duration from 1ms to %v", SentinelScheme, maxWaitTimeout)
+			}
+			spec.WaitTimeout = d
 		default:
-			return fmt.Errorf("%s URL: unknown query parameter %q (db, sentinel_password, sentinel_username)", SentinelScheme, k)
+			return fmt.Errorf("%s URL: unknown query parameter %q (db, sentinel_password, sentinel_username, wait_replicas, wait_timeout)", SentinelScheme, k)
 		}
 	}
 	if o.SentinelUsername != "" && o.SentinelPassword == "" {

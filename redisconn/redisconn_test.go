@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseSentinel(t *testing.T) {
@@ -44,6 +45,27 @@ func TestParseSentinel(t *testing.T) {
 				t.Errorf("got %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+func TestParseWait(t *testing.T) {
+	for _, tc := range []struct {
+		url     string
+		n       int
+		timeout time.Duration
+	}{
+		{"redis+sentinel://h:1/m", 0, DefaultWaitTimeout},
+		{"redis+sentinel://h:1/m?wait_replicas=1", 1, DefaultWaitTimeout},
+		{"redis+sentinel://h:1/m?wait_replicas=2&wait_timeout=250ms", 2, 250 * time.Millisecond},
+		{"redis://h:1", 0, 0},
+	} {
+		s, err := Parse(tc.url)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.url, err)
+		}
+		if s.WaitReplicas != tc.n || s.WaitTimeout != tc.timeout {
+			t.Errorf("Parse(%q): wait %d %v, want %d %v", tc.url, s.WaitReplicas, s.WaitTimeout, tc.n, tc.timeout)
+		}
 	}
 }
 
@@ -97,6 +119,11 @@ func TestParseRejects(t *testing.T) {
 		{"redis+sentinel://h:1/m?db=1&db=2", "given 2 times"},
 		{"redis+sentinel://h:1/m?password=x", "unknown query parameter"},
 		{"redis+sentinel://h:1/m?sentinel_username=u", "needs sentinel_password"},
+		{"redis+sentinel://h:1/m?wait_replicas=17", "wait_replicas must be 0..16"},
+		{"redis+sentinel://h:1/m?wait_replicas=x", "wait_replicas must be 0..16"},
+		{"redis+sentinel://h:1/m?wait_timeout=0s", "wait_timeout must be"},
+		{"redis+sentinel://h:1/m?wait_timeout=11s", "wait_timeout must be"},
+		{"redis+sentinel://h:1/m?wait_timeout=5", "wait_timeout must be"},
 		{"redis+sentinel://h:1/m?db=%zz", "percent-encoded"},
 		{"redis+sentinel://:p%zz@h:1/m", "password is not percent-encoded"},
 		{"redis+sentinel://u%zz:p@h:1/m", "user name is not percent-encoded"},
@@ -135,7 +162,7 @@ func TestErrorsHidePassword(t *testing.T) {
 
 func TestNewClientAndDescribe(t *testing.T) {
 	for _, tc := range []struct{ url, describe string }{
-		{"redis+sentinel://:pw@a:1,b:2/mm?db=4", `sentinel master "mm" via a:1,b:2 db 4`},
+		{"redis+sentinel://:pw@a:1,b:2/mm?db=4", `sentinel master "mm" via a:1,b:2 db 4 wait 0 replicas`},
 		{"redis://:pw@h:5/3", "tcp h:5 db 3"},
 	} {
 		s, err := Parse(tc.url)

@@ -1,0 +1,360 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Timing of the Sentinel failover test.
+const (
+	sentinelMaster       = "mymaster"
+	sentinelQuorum       = 2
+	sentinelCount        = 3
+	sentinelDownAfter    = 1000 // ms
+	sentinelTrickleEvery = 40 * time.Millisecond
+	sentinelBefore       = 1500 * time.Millisecond // trickle before the failover
+	sentinelAfter        = 3 * time.Second         // trickle after the switch
+	sentinelSwitchLimit  = 20 * time.Second
+	sentinelMinAfter     = 10   // accepted submissions needed after the switch
+	sentinelCredits      = 1000 // added to the test key: the trickle never runs short
+	sentinelRetries      = 20   // attempts of one submission (same Idempotency-Key)
+	sentinelRetryAfter   = 100 * time.Millisecond
+	sentinelRejoinLimit  = 20 * time.Second // for the old master to rejoin as a replica
+)
+
+// TestSentinelFailover runs the jobs service and a worker against a real
+// master, one replica and three redis-sentinel processes through a
+// redis+sentinel:// URL, sends a trickle of submissions, forces a failover
+// (SENTINEL FAILOVER) in the middle, and checks that submissions are
+// accepted and run after the switch, that every accepted job that survived
+// ended and was charged exactly once (balance = start - cost of the
+// surviving unrefunded jobs), and records what the failover lost: accepted
+// jobs whose record is gone (written to the old master, not yet
+// replicated) and submissions refused with an error during the switch.
+func TestSentinelFailover(t *testing.T) {
+	t.Run("no-wait", func(t *testing.T) { sentinelFailover(t, 0) })
+	t.Run("wait_replicas=1", func(t *testing.T) { sentinelFailover(t, 1) })
+}
+
+// sentinelFailover is one failover run; with waitReplicas > 0 no job the
+// service accepted may be lost.
+func sentinelFailover(t *testing.T, waitReplicas int) {
+	if _, err := exec.LookPath("redis-sentinel"); err != nil {
+		t.Fatalf("redis-sentinel is not installed (make setup runs scripts/setup-redis-sentinel.sh): %v", err)
+	}
+	ctx := context.Background()
+	masterPort := startRedisProc(t, "redis-server")
+	replicaPort := startRedisProc(t, "redis-server", "--replicaof", "127.0.0.1", strconv.Itoa(masterPort))
+	waitFor(t, "the replica's link to the master", 10*time.Second, func() bool {
+		return strings.Contains(infoOf(ctx, replicaPort, "replication"), "master_link_status:up")
+	})
+	var sentinels []string
+	for range sentinelCount {
+		sentinels = append(sentinels, "127.0.0.1:"+strconv.Itoa(startSentinel(t, masterPort)))
+	}
+	s0 := redis.NewSentinelClient(&redis.Options{Addr: sentinels[0]})
+	defer s0.Close()
+	waitFor(t, "the sentinels to see the replica and each other", 20*time.Second, func() bool {
+		reps, err := s0.Replicas(ctx, sentinelMaster).Result()
+		m, merr := s0.Master(ctx, sentinelMaster).Result()
+		return err == nil && merr == nil && len(reps) == 1 && reps[0]["flags"] == "slave" &&
+			m["num-other-sentinels"] == strconv.Itoa(sentinelCount-1)
+	})
+
+	url := "redis+sentinel://" + strings.Join(sentinels, ",") + "/" + sentinelMaster
+	if waitReplicas > 0 {
+		url += "?wait_replicas=" + strconv.Itoa(waitReplicas)
+	}
+	e := newEnv(t, url, Options{})
+	keys, err := e.svc.ListKeys(ctx)
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("ListKeys: %v %v", keys, err)
+	}
+	if _, err := e.svc.AddCredits(ctx, keys[0].ID, sentinelCredits); err != nil {
+		t.Fatal(err)
+	}
+	e.credits += sentinelCredits
+	e.worker(&gradient{name: "draw", n: 1, w: 8, h: 8})
+	tr := startTrickle(e)
+	time.Sleep(sentinelBefore)
+	if err := s0.Failover(ctx, sentinelMaster).Err(); err != nil {
+		t.Fatalf("SENTINEL FAILOVER: %v", err)
+	}
+	failoverAt := time.Now()
+	waitFor(t, "the sentinels to name the replica as master", sentinelSwitchLimit, func() bool {
+		a, err := s0.GetMasterAddrByName(ctx, sentinelMaster).Result()
+		return err == nil && len(a) == 2 && a[1] == strconv.Itoa(replicaPort)
+	})
+	switchedAt := time.Now()
+	t.Logf("failover: the sentinels named the replica master %v after SENTINEL FAILOVER", switchedAt.Sub(failoverAt).Round(time.Millisecond))
+	time.Sleep(sentinelAfter)
+	// With wait_replicas the new master accepts nothing until it has a
+	// replica again (the old master, once the sentinels reconfigure it).
+	deadline := time.Now().Add(sentinelRejoinLimit)
+	for tr.acceptedAfter(switchedAt) < sentinelMinAfter && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	subs := tr.stop()
+	lost := checkAfterFailover(t, e, subs, switchedAt)
+	if waitReplicas > 0 && lost > 0 {
+		t.Errorf("with wait_replicas=%d, %d accepted jobs were lost", waitReplicas, lost)
+	}
+}
+
+// submission is one trickle submission's outcome: a client that retries
+// a refused request with the same Idempotency-Key, as docs/API.md advises.
+type submission struct {
+	at       time.Time // when it was accepted, or last refused
+	id       string    // "" when every attempt was refused
+	attempts int
+	replayed bool  // a retry returned the job an earlier refused attempt made
+	err      error // the last refusal
+}
+
+// trickle submits a job every sentinelTrickleEvery until stopped.
+type trickle struct {
+	e    *env
+	done chan struct{}
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	subs []submission
+}
+
+func startTrickle(e *env) *trickle {
+	tr := &trickle{e: e, done: make(chan struct{})}
+	tr.wg.Add(1)
+	go func() {
+		defer tr.wg.Done()
+		tick := time.NewTicker(sentinelTrickleEvery)
+		defer tick.Stop()
+		for n := 0; ; n++ {
+			select {
+			case <-tr.done:
+				return
+			case <-tick.C:
+			}
+			s := tr.submit("trickle-" + strconv.Itoa(n))
+			tr.mu.Lock()
+			tr.subs = append(tr.subs, s)
+			tr.mu.Unlock()
+		}
+	}()
+	return tr
+}
+
+// submit sends one submission, retrying a refusal with the same key.
+func (tr *trickle) submit(key string) submission {
+	var s submission
+	for s.attempts < sentinelRetries {
+		s.attempts++
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		j, err := tr.e.svc.Submit(ctx, SubmitRequest{Owner: tr.e.owner, Model: "draw", Cost: 1,
+			Inputs: []byte(`{"n":1}`), IdempotencyKey: key, Fingerprint: key})
+		cancel()
+		s.at, s.err = time.Now(), err
+		if err == nil {
+			s.id, s.replayed = j.ID, j.Replayed
+			return s
+		}
+		time.Sleep(sentinelRetryAfter)
+	}
+	return s
+}
+
+// accepted counts the submissions accepted after t.
+func (tr *trickle) acceptedAfter(t time.Time) int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	n := 0
+	for _, s := range tr.subs {
+		if s.id != "" && s.at.After(t) {
+			n++
+		}
+	}
+	return n
+}
+
+func (tr *trickle) stop() []submission {
+	close(tr.done)
+	tr.wg.Wait()
+	return tr.subs
+}
+
+// checkAfterFailover waits for every accepted job, reports what was lost
+// and checks the credits: the balance is the start minus the cost of every
+// surviving unrefunded job of the key, including jobs whose submission was
+// answered with an error. It returns how many accepted jobs were lost.
+func checkAfterFailover(t *testing.T, e *env, subs []submission, switchedAt time.Time) int {
+	var accepted, refused, after, lost, retried, replayed int
+	for _, s := range subs {
+		if s.attempts > 1 {
+			retried++
+		}
+		if s.replayed {
+			replayed++
+		}
+		if s.id == "" {
+			refused++
+			t.Logf("refused %d times (the client saw an error): %v", s.attempts, s.err)
+			continue
+		}
+		accepted++
+		if s.at.After(switchedAt) {
+			after++
+		}
+		j, err := waitEnded(e, s.id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			lost++
+			t.Logf("LOST: job %s was accepted %v before the sentinels named the new master, and its record is gone", s.id, switchedAt.Sub(s.at).Round(time.Millisecond))
+		case err != nil:
+			t.Errorf("job %s: %v", s.id, err)
+		case j.Status != StatusSucceeded:
+			t.Errorf("job %s ended %s (%v)", s.id, j.Status, j.Error)
+		}
+	}
+	t.Logf("trickle: %d submissions, %d accepted (%d after the switch), %d retried after an error (%d of them answered with the job an earlier attempt had made), %d refused every time, %d accepted but lost",
+		len(subs), accepted, after, retried, replayed, refused, lost)
+	if after < sentinelMinAfter {
+		t.Errorf("only %d submissions accepted after the failover, want at least %d", after, sentinelMinAfter)
+	}
+	checkCredits(t, e)
+	return lost
+}
+
+// checkCredits: balance = start - cost of the key's surviving unrefunded
+// jobs (each charged once), once all of them have ended.
+func checkCredits(t *testing.T, e *env) {
+	ctx := context.Background()
+	var charged int64
+	var jobs int
+	q := ListQuery{Limit: MaxListLimit}
+	for {
+		page, err := e.svc.List(ctx, e.owner, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range page.Jobs {
+			if _, err := waitEnded(e, j.ID); err != nil {
+				t.Errorf("job %s: %v", j.ID, err)
+			}
+			jobs++
+			if full, err := e.svc.Get(ctx, e.owner, j.ID); err == nil {
+				charged += int64(full.Credits)
+			}
+		}
+		if q.Cursor = page.NextCursor; q.Cursor == "" {
+			break
+		}
+	}
+	bal, err := e.svc.Balance(ctx, e.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("credits: %d jobs survive, %d credits charged, balance %d of %d", jobs, charged, bal, e.credits)
+	if bal != e.credits-charged {
+		t.Errorf("balance %d after the failover, want %d - %d charged by the surviving jobs = %d", bal, e.credits, charged, e.credits-charged)
+	}
+}
+
+// waitEnded polls a job until it is terminal; ErrNotFound when its record
+// is gone.
+func waitEnded(e *env, id string) (*Job, error) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		j, err := e.svc.Get(context.Background(), e.owner, id)
+		if errors.Is(err, ErrNotFound) || err == nil && terminal(j.Status) {
+			return j, err
+		}
+		if time.Now().After(deadline) {
+			return j, fmt.Errorf("not terminal within 20 s (last %v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startRedisProc starts bin (redis-server) on a free loopback port in a
+// temporary directory, in its own process group, and kills it at the end.
+func startRedisProc(t *testing.T, bin string, extra ...string) int {
+	t.Helper()
+	port := freeTCPPort(t)
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", t.TempDir(), "--loglevel", "warning"}, extra...)
+	startProc(t, bin, args...)
+	waitFor(t, bin+" to answer", 5*time.Second, func() bool { return infoOf(context.Background(), port, "server") != "" })
+	return port
+}
+
+// startSentinel writes a sentinel configuration monitoring the master and
+// starts redis-sentinel with it.
+func startSentinel(t *testing.T, masterPort int) int {
+	t.Helper()
+	port := freeTCPPort(t)
+	dir := t.TempDir()
+	conf := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor %s 127.0.0.1 %d %d\n"+
+		"sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s 10000\nsentinel parallel-syncs %s 1\n",
+		port, dir, sentinelMaster, masterPort, sentinelQuorum, sentinelMaster, sentinelDownAfter, sentinelMaster, sentinelMaster)
+	path := filepath.Join(dir, "sentinel.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startProc(t, "redis-sentinel", path, "--loglevel", "warning")
+	waitFor(t, "redis-sentinel to answer", 5*time.Second, func() bool { return infoOf(context.Background(), port, "server") != "" })
+	return port
+}
+
+func startProc(t *testing.T, bin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+}
+
+// infoOf is INFO section of the server on port ("" when it does not answer).
+func infoOf(ctx context.Context, port int, section string) string {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})
+	defer c.Close()
+	s, _ := c.Info(ctx, section).Result()
+	return s
+}
+
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitFor polls cond every 50 ms until it holds or limit passes.
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
