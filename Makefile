@@ -21,6 +21,7 @@ setup: setup-system setup-ort setup-models
 	else echo "setup: warning: no ../shared/testdata: contract models not built (the diffusion tests skip without them)" >&2; fi
 	@./scripts/setup-s3-test.sh
 	@./scripts/setup-chromium.sh
+	@./scripts/setup-redis-sentinel.sh
 
 setup-system:
 	@./scripts/setup-system.sh
