@@ -24,8 +24,6 @@ var skipDirs = map[string]bool{".git": true, "tmp": true, "playground": true, "t
 // a copy; each is reported (t.Log) and must be taken off this list once it
 // reads package spec instead.
 var pendingCopies = map[string]string{
-	"pipelines/tryon/pipeline.go":          "tryon's Name and sampleCount re-check",
-	"pipelines/tryon/subject.go":           "tryon's model name in CheckError",
 	"pipelines/angles/angles.go":           "angle-generation's Name",
 	"pipelines/modelcreate/modelcreate.go": "model-create's Name, CheckError and sampleCount re-check",
 	"pipelines/all/all.go":                 "the skipped-model names",

@@ -10,13 +10,13 @@ package tryon
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/transfer"
+	"fashiond/spec"
 )
 
 // Inputs are the tryon job inputs (spec defaults applied by the API).
@@ -62,30 +62,16 @@ func (pl *Pipeline) GenerativeModels() []string {
 }
 
 // Name implements pipelines.Pipeline.
-func (*Pipeline) Name() string { return "tryon" }
+func (*Pipeline) Name() string { return spec.ModelTryOn }
 
 // Run implements pipelines.Pipeline: sampleCount outputs, variation 0 the
 // neutral fit and the others different fit and drape parameters.
 func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
 	var in Inputs
-	if err := json.Unmarshal(req.Inputs, &in); err != nil {
+	if err := spec.Decode(spec.ModelTryOn, req.Inputs, &in); err != nil {
 		return nil, pipelines.Failf("invalid inputs: %v", err)
 	}
-	if in.Accuracy == "" {
-		in.Accuracy = transfer.AccuracyStandard
-	}
-	switch in.Accuracy {
-	case transfer.AccuracyStandard, transfer.AccuracyHigh, transfer.AccuracyHyper:
-	default:
-		return nil, pipelines.Failf("inputs.accuracy must be standard, high or hyper, not %q", in.Accuracy)
-	}
 	n := in.SampleCount
-	if n == 0 {
-		n = 1
-	}
-	if n < 1 || n > 4 {
-		return nil, pipelines.Failf("inputs.sampleCount must be 1 to 4, not %d", in.SampleCount)
-	}
 	progress := req.Progress
 	if progress == nil {
 		progress = func(string, float64, string) {}
@@ -121,7 +107,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		if err != nil {
 			return nil, err
 		}
-		if err := pipelines.CheckError("tryon", o.Checks); err != nil {
+		if err := pipelines.CheckError(spec.ModelTryOn, o.Checks); err != nil {
 			return nil, err
 		}
 		res.Outputs = append(res.Outputs, o)

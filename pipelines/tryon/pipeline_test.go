@@ -21,6 +21,20 @@ func request(t *testing.T, in Inputs) *pipelines.Request {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Zero values are dropped as a client would leave them out, so the
+	// spec's defaults apply (spec.Decode), as for a job from the API.
+	var given map[string]any
+	if err := json.Unmarshal(raw, &given); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range given {
+		if v == "" || v == 0.0 {
+			delete(given, k)
+		}
+	}
+	if raw, err = json.Marshal(given); err != nil {
+		t.Fatal(err)
+	}
 	return &pipelines.Request{
 		JobID: "test-" + in.GarmentImage, Model: "tryon", Inputs: raw,
 		Images:   pipelinetest.Loader{Dir: pipelinetest.Testdata(t)},

@@ -16,6 +16,7 @@ import (
 	"fashiond/pipelines/scene"
 	"fashiond/pipelines/selfcheck"
 	"fashiond/pipelines/transfer"
+	"fashiond/spec"
 )
 
 // subject is the person image with its chosen subject: the transfer works
@@ -68,7 +69,7 @@ func (s *subject) transfer(ctx context.Context, p models.Perception, gen generat
 			}
 			return pipelines.Output{}, pipelines.Transientf("tryon: try-on model: %v", err)
 		}
-		cerr := pipelines.CheckError("tryon", tried.Checks)
+		cerr := pipelines.CheckError(spec.ModelTryOn, tried.Checks)
 		if cerr == nil {
 			return tried, nil
 		}
@@ -101,7 +102,7 @@ func (s *subject) classical(ctx context.Context, p models.Perception, inp genera
 	if err != nil {
 		return pipelines.Output{}, err
 	}
-	if cerr := pipelines.CheckError("tryon", gen.Checks); cerr != nil {
+	if cerr := pipelines.CheckError(spec.ModelTryOn, gen.Checks); cerr != nil {
 		ref.Notes = append(ref.Notes, "the generative refinement was not used: "+cerr.Error()+"; the reference result passed instead")
 		return ref, nil
 	}
