@@ -85,13 +85,55 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if err != nil {
 		return nil, asJobError(err)
 	}
-	work := repose.FitPixels(img, maxWorkPixels)
 	ratio := in.Ratio
 	if ratio == "" {
 		b := img.Bounds()
 		ratio = models.RatioOf(b.Dx(), b.Dy())
 	}
 	progress("layers", 0.08, "")
+	jb, err := pl.source(ctx, repose.FitPixels(img, maxWorkPixels))
+	if err != nil {
+		return nil, err
+	}
+	jb.in, jb.req, jb.progress, jb.ratio = in, req, progress, ratio
+	res := &pipelines.Result{}
+	for i, ps := range in.Poses {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		progress("pose", 0.1+0.85*float64(i)/float64(len(in.Poses)), fmt.Sprintf("pose %d/%d", i+1, len(in.Poses)))
+		target, notes, err := pl.target(ctx, jb, i, ps, parsed[i])
+		if err != nil {
+			return nil, err
+		}
+		o, err := pl.pose(ctx, jb, i, ps, target, notes)
+		if err != nil {
+			return nil, err
+		}
+		res.Outputs = append(res.Outputs, o)
+	}
+	progress("done", 1, "")
+	return res, nil
+}
+
+// poseJob is what every pose of one job shares: the inputs, the source's
+// layers, its people, its re-poser and skeleton, and the output ratio.
+type poseJob struct {
+	in       Inputs
+	req      *pipelines.Request
+	progress pipelines.ProgressFunc
+	ratio    string
+	sc       *scene.Scene
+	a        *body.Analysis
+	rp       *repose.Reposer
+	src      repose.Skeleton
+}
+
+// source analyses the working image's people, splits it into layers (the
+// subject's, on a photo of several people) and prepares the re-poser. A
+// person to re-pose shows a face: without one, the pose model's skeleton
+// on a product or an empty scene is a guess.
+func (pl *Pipeline) source(ctx context.Context, work *image.RGBA) (*poseJob, error) {
 	a, err := pl.people(ctx, work)
 	if err != nil {
 		return nil, err
@@ -107,8 +149,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if err := repose.SourceUsable(sc); err != nil {
 		return nil, pipelines.Failf("pose-control: %v in inputs.modelImage", err)
 	}
-	// A person to re-pose shows a face: without one, the pose model's
-	// skeleton on a product or an empty scene is a guess.
 	if faces, err := pl.p.Faces(ctx, sc.Image); err != nil {
 		return nil, asJobError(err)
 	} else if len(faces) == 0 {
@@ -122,97 +162,100 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		}
 		return nil, pipelines.Failf("pose-control: inputs.modelImage: %v", err)
 	}
-	res := &pipelines.Result{}
-	n := float64(len(in.Poses))
-	for i, ps := range in.Poses {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	return &poseJob{sc: sc, a: a, rp: rp, src: src}, nil
+}
+
+// target is pose i's target skeleton (from its template image or its
+// parsed custom text pp) and the notes that say how it was read.
+func (pl *Pipeline) target(ctx context.Context, jb *poseJob, i int, ps PoseSpec, pp repose.ParsedPose) (repose.Skeleton, []string, error) {
+	var target repose.Skeleton
+	notes := append([]string(nil), repose.Notes...)
+	switch ps.Type {
+	case spec.PoseTemplate:
+		field := fmt.Sprintf("inputs.poses[%d].cdnUrl", i)
+		timg, err := jb.req.Images.Load(ctx, field, ps.CDNURL)
+		if err != nil {
+			var pe *pipelines.Error
+			if errors.As(err, &pe) {
+				return target, nil, &pipelines.Error{Msg: fmt.Sprintf("poses[%d]: %s", i, pe.Msg), Transient: pe.Transient, Err: err}
+			}
+			return target, nil, pipelines.Failf("poses[%d]: %v", i, err)
 		}
-		progress("pose", 0.1+0.85*float64(i)/n, fmt.Sprintf("pose %d/%d", i+1, len(in.Poses)))
-		var target repose.Skeleton
-		notes := append([]string(nil), repose.Notes...)
-		switch ps.Type {
-		case spec.PoseTemplate:
-			field := fmt.Sprintf("inputs.poses[%d].cdnUrl", i)
-			timg, err := req.Images.Load(ctx, field, ps.CDNURL)
-			if err != nil {
-				var pe *pipelines.Error
-				if errors.As(err, &pe) {
-					return nil, &pipelines.Error{Msg: fmt.Sprintf("poses[%d]: %s", i, pe.Msg), Transient: pe.Transient, Err: err}
-				}
-				return nil, pipelines.Failf("poses[%d]: %v", i, err)
-			}
-			target, err = repose.TargetFromImage(ctx, pl.p, timg)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				return nil, pipelines.Failf("poses[%d]: %v", i, err)
-			}
-			if target.Facing() != src.Facing() {
-				notes = append(notes, "the template faces the other way: its left and right limbs were swapped to copy the picture's layout")
-			}
-		case spec.PoseCustom:
-			pp := parsed[i]
-			var err error
-			target, err = pp.Apply(src)
-			if err != nil {
-				return nil, pipelines.Failf("poses[%d]: %v", i, err)
-			}
-			notes = append(notes, "pose read as: "+strings.Join(pp.Matched, ", "))
-			if len(pp.Ignored) > 0 {
-				notes = append(notes, "words not understood and ignored: "+strings.Join(pp.Ignored, " "))
-			}
-		}
-		r, err := rp.Repose(ctx, target)
+		target, err = repose.TargetFromImage(ctx, pl.p, timg)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return target, nil, ctx.Err()
 			}
-			return nil, pipelines.Failf("poses[%d]: %v", i, err)
+			return target, nil, pipelines.Failf("poses[%d]: %v", i, err)
 		}
-		var gen *generative.Info
-		if pl.inp != nil {
-			step := func(done, total int) {
-				progress("generative", 0.1+0.85*float64(i)/n, fmt.Sprintf("pose %d/%d, step %d/%d", i+1, len(in.Poses), done, total))
-			}
-			img, info, ok, err := pl.fillDisocclusion(ctx, r.Image, sc.PersonMask, r.Alpha, fmt.Sprintf("%d:%+v", i, ps), step)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				return nil, pipelines.Transientf("pose-control: poses[%d]: generative background: %v", i, err)
-			}
-			if ok {
-				r.Image, gen = img, &info
-			}
+		if target.Facing() != jb.src.Facing() {
+			notes = append(notes, "the template faces the other way: its left and right limbs were swapped to copy the picture's layout")
 		}
-		final, checks, note, err := pl.measure(ctx, sc.Image, sc.PersonMask, rp.S, r, a)
+	case spec.PoseCustom:
+		var err error
+		target, err = pp.Apply(jb.src)
 		if err != nil {
-			return nil, err
+			return target, nil, pipelines.Failf("poses[%d]: %v", i, err)
 		}
-		if note != "" {
-			notes = append(notes, note)
+		notes = append(notes, "pose read as: "+strings.Join(pp.Matched, ", "))
+		if len(pp.Ignored) > 0 {
+			notes = append(notes, "words not understood and ignored: "+strings.Join(pp.Ignored, " "))
 		}
-		if err := pipelines.CheckError(fmt.Sprintf("pose-control: poses[%d]", i), checks); err != nil {
-			return nil, err
-		}
-		out, err := pl.p.ToTier(ctx, final, in.Quality, ratio)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, pipelines.Failf("poses[%d]: %v", i, err)
-		}
-		o := pipelines.Output{Image: out, Path: "reference", Method: Method, Notes: notes, Checks: checks}
-		if gen != nil {
-			o.Path, o.Method = "generative", Method+"+generative-background("+gen.Model+")"
-			o.Notes = append(o.Notes, gen.Note("the background the person uncovered by moving was"))
-		}
-		res.Outputs = append(res.Outputs, o)
 	}
-	progress("done", 1, "")
-	return res, nil
+	return target, notes, nil
+}
+
+// pose re-poses the person into target (pose i), fills the uncovered
+// background with the inpainting model when there is one, measures and
+// checks the result, and brings it to the tier.
+func (pl *Pipeline) pose(ctx context.Context, jb *poseJob, i int, ps PoseSpec, target repose.Skeleton, notes []string) (pipelines.Output, error) {
+	n := len(jb.in.Poses)
+	r, err := jb.rp.Repose(ctx, target)
+	if err != nil {
+		if ctx.Err() != nil {
+			return pipelines.Output{}, ctx.Err()
+		}
+		return pipelines.Output{}, pipelines.Failf("poses[%d]: %v", i, err)
+	}
+	var gen *generative.Info
+	if pl.inp != nil {
+		step := func(done, total int) {
+			jb.progress("generative", 0.1+0.85*float64(i)/float64(n), fmt.Sprintf("pose %d/%d, step %d/%d", i+1, n, done, total))
+		}
+		img, info, ok, err := pl.fillDisocclusion(ctx, r.Image, jb.sc.PersonMask, r.Alpha, fmt.Sprintf("%d:%+v", i, ps), step)
+		if err != nil {
+			if ctx.Err() != nil {
+				return pipelines.Output{}, ctx.Err()
+			}
+			return pipelines.Output{}, pipelines.Transientf("pose-control: poses[%d]: generative background: %v", i, err)
+		}
+		if ok {
+			r.Image, gen = img, &info
+		}
+	}
+	final, checks, note, err := pl.measure(ctx, jb.sc.Image, jb.sc.PersonMask, jb.rp.S, r, jb.a)
+	if err != nil {
+		return pipelines.Output{}, err
+	}
+	if note != "" {
+		notes = append(notes, note)
+	}
+	if err := pipelines.CheckError(fmt.Sprintf("pose-control: poses[%d]", i), checks); err != nil {
+		return pipelines.Output{}, err
+	}
+	out, err := pl.p.ToTier(ctx, final, jb.in.Quality, jb.ratio)
+	if err != nil {
+		if ctx.Err() != nil {
+			return pipelines.Output{}, ctx.Err()
+		}
+		return pipelines.Output{}, pipelines.Failf("poses[%d]: %v", i, err)
+	}
+	o := pipelines.Output{Image: out, Path: "reference", Method: Method, Notes: notes, Checks: checks}
+	if gen != nil {
+		o.Path, o.Method = "generative", Method+"+generative-background("+gen.Model+")"
+		o.Notes = append(o.Notes, gen.Note("the background the person uncovered by moving was"))
+	}
+	return o, nil
 }
 
 // people analyses the people of the working image (body package). A photo

@@ -117,16 +117,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		ratio = models.RatioOf(b.Dx(), b.Dy())
 	}
 
-	method = append(method, "perception(pose+selfie+skin/clothes/hair)", "garment-regions(colour-refined waist split)",
-		"albedo-replacement-with-shading-transfer", "spec: "+spec.String())
-	if in.SampleCount > 1 {
-		method = append(method, fmt.Sprintf("variations: sample 1 exact, samples 2-%d with shade changes up to ±3.5 L*, ±5° hue and ±10%% chroma, and ±12%% pattern scale plus a new pattern phase", in.SampleCount))
-	}
-	if in.StyleID != "" {
-		method = append(method, "style="+in.StyleID)
-	}
-	refNotes := []string{"reference path: colour and pattern of the existing garments are changed; the garment's cut and shape are the photo's own (a generative model would be needed to change them)",
-		"badges, prints, cords and objects held against the garment keep their colour when they differ clearly from it; hands resting on a garment keep a small margin of the old colour around them"}
+	method = append(method, referenceMethod(in, spec)...)
 	res := &pipelines.Result{}
 	for s := 0; s < in.SampleCount; s++ {
 		frac := func(f float64) float64 { return 0.2 + 0.8*(float64(s)+f)/float64(in.SampleCount) }
@@ -164,7 +155,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 			Method: strings.Join(method, "; "),
 			Checks: checks,
 		}
-		pathNotes := refNotes
+		pathNotes := referenceNotes
 		if d.gen != nil {
 			o.Path = "generative"
 			o.Method = strings.Replace(o.Method, "albedo-replacement-with-shading-transfer", "generative-inpainting("+d.gen.Model+")", 1)
@@ -175,6 +166,25 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	}
 	progress("done", 1, "")
 	return res, nil
+}
+
+// referenceNotes say what the reference path (recolouring) cannot do.
+var referenceNotes = []string{"reference path: colour and pattern of the existing garments are changed; the garment's cut and shape are the photo's own (a generative model would be needed to change them)",
+	"badges, prints, cords and objects held against the garment keep their colour when they differ clearly from it; hands resting on a garment keep a small margin of the old colour around them"}
+
+// referenceMethod describes the reference path's steps for the method
+// string: perception, regions, the recolouring, the parsed spec, the
+// variations and the style.
+func referenceMethod(in Inputs, sp recolour.Spec) []string {
+	method := []string{"perception(pose+selfie+skin/clothes/hair)", "garment-regions(colour-refined waist split)",
+		"albedo-replacement-with-shading-transfer", "spec: " + sp.String()}
+	if in.SampleCount > 1 {
+		method = append(method, fmt.Sprintf("variations: sample 1 exact, samples 2-%d with shade changes up to ±3.5 L*, ±5° hue and ±10%% chroma, and ±12%% pattern scale plus a new pattern phase", in.SampleCount))
+	}
+	if in.StyleID != "" {
+		method = append(method, "style="+in.StyleID)
+	}
+	return method
 }
 
 // style applies styleId to the dressed photo under the style package's
