@@ -45,9 +45,21 @@ func (c closers) Close() error {
 	return errors.Join(errs...)
 }
 
+// Observers receive the perception model calls and the UNet calls of the
+// pipelines New builds (package metrics implements both); nil: none.
+type Observers struct {
+	Calls models.CallObserver
+	UNet  diffusion.BatchObserver
+}
+
 // New builds the registry of all seven pipelines. The returned Closer
 // releases the models and the runtime.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.Registry, io.Closer, error) {
+	return NewObserved(ctx, cfg, log, Observers{})
+}
+
+// NewObserved is New with observers of the model and UNet calls.
+func NewObserved(ctx context.Context, cfg config.Config, log *slog.Logger, obs Observers) (*pipelines.Registry, io.Closer, error) {
 	repo, err := models.OpenRepository(cfg.ModelsDir)
 	if err != nil {
 		return nil, nil, err
@@ -68,7 +80,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.R
 		cl.Close()
 		return nil, nil, err
 	}
-	suite, err := models.NewSuite(ctx, rt, cfg.ModelsDir, models.SuiteOptions{Batching: batching, UpscalePolicy: cfg.UpscalePolicy, Log: log})
+	suite, err := models.NewSuite(ctx, rt, cfg.ModelsDir, models.SuiteOptions{Batching: batching, UpscalePolicy: cfg.UpscalePolicy, Log: log, Observer: obs.Calls})
 	if err != nil {
 		cl.Close()
 		return nil, nil, err
@@ -86,7 +98,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.R
 	}
 	roles := map[diffusion.Task]string{diffusion.Inpainting: cfg.GenerativeInpainting, diffusion.TextToImage: cfg.GenerativeTextToImage,
 		diffusion.TryOn: cfg.GenerativeTryOn}
-	gen, gcl, err := OpenGenerative(ctx, rt, cfg.ModelsDir, roles, batching, log)
+	gen, gcl, err := openGenerative(ctx, rt, cfg.ModelsDir, roles, diffusion.Options{Batching: batching, Observer: obs.UNet}, log)
 	if err != nil {
 		cl.Close()
 		return nil, nil, err
@@ -151,13 +163,18 @@ type Generative struct {
 // models of one task and no name is an error naming them. The Closer
 // releases what was loaded.
 func OpenGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string, roles map[diffusion.Task]string, batching bool, log *slog.Logger) (Generative, io.Closer, error) {
+	return openGenerative(ctx, rt, modelsDir, roles, diffusion.Options{Batching: batching}, log)
+}
+
+// openGenerative is OpenGenerative with the models' options.
+func openGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string, roles map[diffusion.Task]string, opts diffusion.Options, log *slog.Logger) (Generative, io.Closer, error) {
 	var gen Generative
 	var cl closers
 	for _, task := range []diffusion.Task{diffusion.Inpainting, diffusion.TextToImage, diffusion.TryOn} {
 		if roles[task] == roleOff {
 			continue
 		}
-		m, err := openRole(ctx, rt, modelsDir, task, roles[task], batching)
+		m, err := openRole(ctx, rt, modelsDir, task, roles[task], opts)
 		if err != nil {
 			cl.Close()
 			return Generative{}, closers{}, err
@@ -197,12 +214,12 @@ const roleOff = "none"
 
 // openRole loads the installed model of a task (named, or the only one),
 // or nil when there is none.
-func openRole(ctx context.Context, rt *inference.Runtime, modelsDir string, task diffusion.Task, name string, batching bool) (*diffusion.Model, error) {
+func openRole(ctx context.Context, rt *inference.Runtime, modelsDir string, task diffusion.Task, name string, opts diffusion.Options) (*diffusion.Model, error) {
 	name, err := diffusion.Choose(ctx, modelsDir, task, name)
 	if err != nil || name == "" {
 		return nil, err
 	}
-	return diffusion.Open(ctx, rt, modelsDir, name, diffusion.Options{Batching: batching})
+	return diffusion.Open(ctx, rt, modelsDir, name, opts)
 }
 
 // Batching resolves FASHIOND_BATCHING. "auto" batches on CUDA only: on this
