@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export GOFLAGS ?= -mod=mod
 ORT_LIB ?= $(CURDIR)/.deps/onnxruntime/1.30.0/libonnxruntime.so.1
 export FASHIOND_ORT_LIB ?= $(ORT_LIB)
-export FASHIOND_MODELS_DIR ?= $(CURDIR)/data/models
+export FASHIOND_MODELS_DIR ?= $(if $(FASHIOND_DATA_DIR),$(FASHIOND_DATA_DIR),$(CURDIR)/data)/models
 GO ?= go
 
 .PHONY: chaos all setup setup-system setup-ort setup-models setup-presets setup-contract-models build run test vet fmt bench clean
