@@ -24,6 +24,7 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines/mask"
+	"fashiond/pipelines/raster"
 )
 
 // Tuning constants of the analysis.
@@ -123,7 +124,7 @@ func (a *Analysis) Band() float64 {
 // no person-sized mask component exists; a detected face always yields a
 // person.
 func Analyze(ctx context.Context, p models.Perception, img image.Image) (*Analysis, error) {
-	rgba := toRGBA(img)
+	rgba := raster.RGBA(img)
 	w, h := rgba.Rect.Dx(), rgba.Rect.Dy()
 	faces, err := p.Faces(ctx, rgba)
 	if err != nil {
@@ -360,18 +361,6 @@ func orMask(a, b *image.Gray) *image.Gray {
 }
 
 func clampInt(v, lo, hi int) int { return min(max(v, lo), hi) }
-
-// toRGBA returns img as *image.RGBA with origin (0,0) (no copy when it
-// already is one).
-func toRGBA(img image.Image) *image.RGBA {
-	if r, ok := img.(*image.RGBA); ok && r.Rect.Min == (image.Point{}) {
-		return r
-	}
-	b := img.Bounds()
-	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
-	draw.Draw(out, out.Rect, img, b.Min, draw.Src)
-	return out
-}
 
 // NotOnePersonError is OnePerson's answer for a photo that does not hold
 // exactly one person with a visible face; Why says what was found.

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"fashiond/pipelines/mask"
+	"fashiond/pipelines/raster"
 )
 
 // EditAlpha is how much of an edited image may show at each pixel: 255 on
@@ -63,7 +64,7 @@ func Crop(img image.Image, r image.Rectangle) *image.RGBA {
 // orig*(1-alpha) + edited*alpha per channel, and exactly orig where alpha
 // is 0.
 func Confine(orig, edited image.Image, alpha *image.Gray) *image.RGBA {
-	o, e := toRGBA(orig), toRGBA(edited)
+	o, e := raster.RGBA(orig), raster.RGBA(edited)
 	out := image.NewRGBA(o.Rect)
 	copy(out.Pix, o.Pix)
 	w, h := o.Rect.Dx(), o.Rect.Dy()
@@ -96,7 +97,7 @@ func ConfineCrop(orig image.Image, editedCrop image.Image, r image.Rectangle, al
 // colour differs from orig by more than tol levels in any channel. orig and
 // out must have the same size; a size mismatch counts as fully changed.
 func ChangedOutside(orig, out image.Image, alpha *image.Gray, tol uint8) float64 {
-	o, e := toRGBA(orig), toRGBA(out)
+	o, e := raster.RGBA(orig), raster.RGBA(out)
 	if o.Rect.Size() != e.Rect.Size() || alpha.Rect.Size() != o.Rect.Size() {
 		return 1
 	}

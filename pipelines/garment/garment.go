@@ -30,12 +30,12 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/draw"
 	"math"
 	"slices"
 
 	"fashiond/models"
 	"fashiond/pipelines/mask"
+	"fashiond/pipelines/raster"
 )
 
 // Kinds of garment.
@@ -75,7 +75,7 @@ var ErrNoGarment = errors.New("no garment found")
 // Otherwise the background must be plain. p may be nil for plain-background
 // product photos.
 func Analyze(ctx context.Context, p models.Perception, img image.Image) (*Garment, error) {
-	rgba := toRGBA(img)
+	rgba := raster.RGBA(img)
 	w, h := rgba.Rect.Dx(), rgba.Rect.Dy()
 	if w < 32 || h < 32 {
 		return nil, fmt.Errorf("%w: the garment image is too small (%dx%d)", ErrNoGarment, w, h)
@@ -123,16 +123,6 @@ func Analyze(ctx context.Context, p models.Perception, img image.Image) (*Garmen
 		classifyAndLandmark(g, raw, lab, w)
 	}
 	return g, nil
-}
-
-func toRGBA(img image.Image) *image.RGBA {
-	if r, ok := img.(*image.RGBA); ok && r.Rect.Min == (image.Point{}) {
-		return r
-	}
-	b := img.Bounds()
-	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
-	draw.Draw(out, out.Rect, img, b.Min, draw.Src)
-	return out
 }
 
 func labImage(img *image.RGBA) []Lab {

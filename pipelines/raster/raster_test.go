@@ -96,3 +96,56 @@ func TestDigest(t *testing.T) {
 		t.Fatal("a sub-image's digest depends on the pixels outside it")
 	}
 }
+
+// TestBoxBlur3: three box passes of radius 1 turn an impulse into the
+// kernel [1 3 6 7 6 3 1]/27, keep a constant plane and leave r < 1 alone.
+func TestBoxBlur3(t *testing.T) {
+	p := make([]float32, 9)
+	p[4] = 1
+	BoxBlur3(p, 9, 1, 1)
+	want := []float64{0, 1, 3, 6, 7, 6, 3, 1, 0}
+	for i, v := range p {
+		if math.Abs(float64(v)-want[i]/27) > 1e-6 {
+			t.Fatalf("impulse blurred to %v, want %v/27", p, want)
+		}
+	}
+	c := make([]float32, 40*30)
+	for i := range c {
+		c[i] = 0.7
+	}
+	BoxBlur3(c, 40, 30, 4)
+	for i, v := range c {
+		if math.Abs(float64(v)-0.7) > 1e-5 {
+			t.Fatalf("constant plane changed at %d: %v", i, v)
+		}
+	}
+	q := []float32{0, 1, 0}
+	BoxBlur3(q, 3, 1, 0)
+	if q[1] != 1 || q[0] != 0 {
+		t.Fatalf("r=0 changed the plane: %v", q)
+	}
+}
+
+// TestRGBA: an RGBA at the origin with packed rows is returned as it is;
+// a sub-image (offset origin) and other types are copied to the origin;
+// CopyRGBA always copies.
+func TestRGBA(t *testing.T) {
+	a := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	a.Pix[0] = 7
+	if RGBA(a) != a {
+		t.Fatal("RGBA copied an RGBA at the origin")
+	}
+	if c := CopyRGBA(a); c == a || c.Pix[0] != 7 {
+		t.Fatal("CopyRGBA did not copy")
+	}
+	sub := a.SubImage(image.Rect(1, 1, 3, 3)).(*image.RGBA)
+	s := RGBA(sub)
+	if s.Rect != image.Rect(0, 0, 2, 2) || s.Stride != 8 {
+		t.Fatalf("sub-image: rect %v stride %d, want (0,0)-(2,2) stride 8", s.Rect, s.Stride)
+	}
+	g := image.NewGray(image.Rect(0, 0, 2, 1))
+	g.Pix[1] = 200
+	if r := RGBA(g); r.Pix[4] != 200 || r.Pix[7] != 255 {
+		t.Fatalf("gray converted to %v", r.Pix)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/draw"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -22,20 +21,12 @@ import (
 // exactly; other seeds vary the shade slightly (up to ±3.5 L*, ±5° hue,
 // ±10% chroma) and the pattern's scale (±12%) and phase. The result has img's size, origin (0,0).
 func Dress(ctx context.Context, p models.Perception, img image.Image, spec Spec, seed int64) (*image.RGBA, error) {
-	src := rgbaCopy(img)
+	src := raster.CopyRGBA(img)
 	r, err := FindRegions(ctx, p, src)
 	if err != nil {
 		return nil, err
 	}
 	return DressRegions(src, r, spec, seed)
-}
-
-// rgbaCopy returns img as a new *image.RGBA with origin (0,0).
-func rgbaCopy(img image.Image) *image.RGBA {
-	b := img.Bounds()
-	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
-	draw.Draw(out, out.Rect, img, b.Min, draw.Src)
-	return out
 }
 
 // RegionError says a garment region is not in the photo.
@@ -54,7 +45,7 @@ func DressRegions(src *image.RGBA, r *Regions, spec Spec, seed int64) (*image.RG
 	if err := r.Check(spec); err != nil {
 		return nil, err
 	}
-	out := rgbaCopy(src)
+	out := raster.CopyRGBA(src)
 	for _, g := range spec.Garments {
 		paintGarment(out, src, r, r.alpha(g.Region), g, seed)
 	}
@@ -290,7 +281,7 @@ func FitPixels(img image.Image, maxPx int) *image.RGBA {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	if w*h <= maxPx {
-		return rgbaCopy(img)
+		return raster.CopyRGBA(img)
 	}
 	k := math.Sqrt(float64(maxPx) / float64(w*h))
 	nw, nh := max(1, int(float64(w)*k)), max(1, int(float64(h)*k))

@@ -31,7 +31,7 @@ func photo(t *testing.T, name string) *fixture {
 	if f, ok := fixes[name]; ok {
 		return f
 	}
-	src := rgbaCopy(pipelinetest.Image(t, name))
+	src := raster.CopyRGBA(pipelinetest.Image(t, name))
 	r, err := FindRegions(context.Background(), pipelinetest.Perception(t), src)
 	if err != nil {
 		t.Fatal(err)
@@ -358,7 +358,7 @@ func TestMissingRegionIsAnError(t *testing.T) {
 // BenchmarkDress measures painting one garment at 832x1248 (per prompt)
 // and the region finding including the three model runs.
 func BenchmarkDress(b *testing.B) {
-	src := rgbaCopy(pipelinetest.Image(b, "images/fashn_model.webp"))
+	src := raster.CopyRGBA(pipelinetest.Image(b, "images/fashn_model.webp"))
 	p := pipelinetest.Perception(b)
 	r, err := FindRegions(context.Background(), p, src)
 	if err != nil {

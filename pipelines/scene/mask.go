@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"fashiond/pipelines/mask"
+	"fashiond/pipelines/raster"
 )
 
 // distanceTransform returns, for every pixel, the approximate Euclidean
@@ -204,7 +205,7 @@ func fillHoles(in []bool, w, h int, maxArea int) []bool {
 func Feather(m *image.Gray, r int) *image.Gray {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	f := mask.Float(m)
-	blurFloat(f, w, h, r)
+	raster.BoxBlur3(f, w, h, r)
 	return mask.FromFloat(f, w, h)
 }
 

@@ -2,7 +2,6 @@ package scene
 
 import (
 	"image"
-	"image/draw"
 	"runtime"
 	"sync"
 
@@ -11,16 +10,9 @@ import (
 	"fashiond/pipelines/raster"
 )
 
-// RGBA returns img as an *image.RGBA with origin (0,0), copying when needed.
-func RGBA(img image.Image) *image.RGBA {
-	if r, ok := img.(*image.RGBA); ok && r.Rect.Min == (image.Point{}) && r.Stride == 4*r.Rect.Dx() {
-		return r
-	}
-	b := img.Bounds()
-	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
-	draw.Draw(out, out.Rect, img, b.Min, draw.Src)
-	return out
-}
+// RGBA returns img as an *image.RGBA with origin (0,0) and packed rows,
+// copying when needed (raster.RGBA).
+func RGBA(img image.Image) *image.RGBA { return raster.RGBA(img) }
 
 // Resize scales img to exactly w x h (Catmull-Rom; opaque output).
 func Resize(img image.Image, w, h int) *image.RGBA {
@@ -124,43 +116,6 @@ func boxV(src, dst []uint8, w, h, stride, r int) {
 		}()
 	}
 	wg.Wait()
-}
-
-// blurFloat blurs a w x h float plane in place with three box passes of radius r.
-func blurFloat(p []float32, w, h, r int) {
-	if r < 1 {
-		return
-	}
-	tmp := make([]float32, len(p))
-	inv := 1 / float32(2*r+1)
-	for pass := 0; pass < 3; pass++ {
-		raster.ParallelRows(h, func(y0, y1 int) {
-			for y := y0; y < y1; y++ {
-				row := p[y*w : (y+1)*w]
-				out := tmp[y*w : (y+1)*w]
-				var s float32
-				for k := -r; k <= r; k++ {
-					s += row[clampi(k, 0, w-1)]
-				}
-				for x := 0; x < w; x++ {
-					out[x] = s * inv
-					s += row[clampi(x+r+1, 0, w-1)] - row[clampi(x-r, 0, w-1)]
-				}
-			}
-		})
-		raster.ParallelRows(w, func(x0, x1 int) {
-			for x := x0; x < x1; x++ {
-				var s float32
-				for k := -r; k <= r; k++ {
-					s += tmp[clampi(k, 0, h-1)*w+x]
-				}
-				for y := 0; y < h; y++ {
-					p[y*w+x] = s * inv
-					s += tmp[clampi(y+r+1, 0, h-1)*w+x] - tmp[clampi(y-r, 0, h-1)*w+x]
-				}
-			}
-		})
-	}
 }
 
 func clampi(v, lo, hi int) int {

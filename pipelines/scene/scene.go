@@ -248,7 +248,7 @@ func refineMask(w, h int, sel *image.Gray, pose *models.Pose, parse *models.Pars
 		}
 	}
 	r := max(1, int(math.Round(0.0007*diag(w, h))))
-	blurFloat(alpha, w, h, r)
+	raster.BoxBlur3(alpha, w, h, r)
 	return mask.FromFloat(alpha, w, h)
 }
 
@@ -280,7 +280,7 @@ func fillBackground(src *image.RGBA, mask *image.Gray) (*image.Gray, *image.RGBA
 		}
 	}
 	// Slightly correlated grain reads as texture, not sensor noise.
-	blurFloat(noise, w, h, 1)
+	raster.BoxBlur3(noise, w, h, 1)
 	gain := float32(sigma) * grainGain
 	// Blend the fill in over the outer pixels of the hole: no seam, and no
 	// person fringe left on the plate (re-renders move the person away

@@ -11,6 +11,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/body"
 	"fashiond/pipelines/mask"
+	"fashiond/pipelines/raster"
 	"fashiond/pipelines/selfcheck"
 )
 
@@ -150,7 +151,7 @@ func ApplyScene(ctx context.Context, p models.Perception, img image.Image, id st
 	if err != nil {
 		return nil, err
 	}
-	src := toRGBA(img)
+	src := raster.CopyRGBA(img)
 	why := s.refusal
 	out, matte := l.apply(src, Options{Seed: seed, PersonMask: s.mask, NoBackdrop: why != ""})
 	painted := 0.0

@@ -9,6 +9,7 @@ import (
 	"fashiond/models"
 	"fashiond/pipelines/body"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/raster"
 	"fashiond/pipelines/selfcheck"
 )
 
@@ -80,7 +81,7 @@ func TestBackdropFallsBackWhenItPaintsOverThePerson(t *testing.T) {
 	if ok, why := s.Backdrop(); !ok {
 		t.Fatalf("rule refused the backdrop before painting: %s", why)
 	}
-	_, matte := looks["studio"].apply(toRGBA(img), Options{Seed: 1, PersonMask: s.mask})
+	_, matte := looks["studio"].apply(raster.CopyRGBA(img), Options{Seed: 1, PersonMask: s.mask})
 	if v := paintedOver(s.a, matte); v <= MaxPaintedOver {
 		t.Fatalf("forced backdrop painted over %.4f of the person, want above %.2f (the case this test is about)", v, MaxPaintedOver)
 	}

@@ -16,6 +16,7 @@
 package style
 
 import (
+	"fashiond/pipelines/raster"
 	"fmt"
 	"image"
 	"strings"
@@ -61,7 +62,7 @@ func Apply(img image.Image, id string, o Options) (*image.RGBA, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, _ := l.apply(toRGBA(img), o)
+	out, _ := l.apply(raster.CopyRGBA(img), o)
 	return out, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/draw"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/mask"
+	"fashiond/pipelines/raster"
 )
 
 // Accuracy levels.
@@ -115,7 +115,7 @@ func Transfer(ctx context.Context, p models.Perception, person image.Image, g *g
 	default:
 		return nil, nil, fmt.Errorf("tryon: unknown accuracy %q (want standard, high or hyper)", o.Accuracy)
 	}
-	img := toRGBA(person)
+	img := raster.CopyRGBA(person)
 	prog("person", 0.05)
 	b, err := analyzePerson(ctx, p, img)
 	if err != nil {
@@ -179,13 +179,6 @@ func Transfer(ctx context.Context, p models.Perception, person image.Image, g *g
 	}
 	prog("done", 1)
 	return out, info, nil
-}
-
-func toRGBA(img image.Image) *image.RGBA {
-	b := img.Bounds()
-	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
-	draw.Draw(out, out.Rect, img, b.Min, draw.Src)
-	return out
 }
 
 // decontaminate replaces the colour of the garment's edge pixels (where

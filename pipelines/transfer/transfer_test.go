@@ -10,6 +10,7 @@ import (
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/mask"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/raster"
 )
 
 // personRegions returns the original person's upper-clothes region, a
@@ -17,7 +18,7 @@ import (
 func personRegions(t *testing.T, p models.Perception, img image.Image) (b *body, face image.Rectangle, bg *image.Gray) {
 	t.Helper()
 	ctx := context.Background()
-	b, err := analyzePerson(ctx, p, toRGBA(img))
+	b, err := analyzePerson(ctx, p, raster.CopyRGBA(img))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestTryonTrousersOnLegs(t *testing.T) {
 	if info.Kind != garment.KindBottom {
 		t.Fatalf("kind %s", info.Kind)
 	}
-	b, err := analyzePerson(ctx, p, toRGBA(person))
+	b, err := analyzePerson(ctx, p, raster.CopyRGBA(person))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestTryonHyperLongSleeves(t *testing.T) {
 	if info.Method != "tps-warp-hires+shading+edge-refine" {
 		t.Errorf("method %q", info.Method)
 	}
-	b, err := analyzePerson(ctx, p, toRGBA(person))
+	b, err := analyzePerson(ctx, p, raster.CopyRGBA(person))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestTryonHyperLongSleeves(t *testing.T) {
 	// follows the old tee's (correlation), much more than the high tier's
 	// (lighting only).
 	core := mask.Erode(subMask(b.upper, mask.Dilate(b.front, 6)), 8)
-	orig := toRGBA(person)
+	orig := raster.CopyRGBA(person)
 	hi, _, err := Transfer(ctx, p, person, g, Options{Accuracy: AccuracyHigh})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"fashiond/pipelines/raster"
 	"fashiond/pipelines/scene"
 )
 
@@ -219,8 +220,8 @@ func (r *renderer) personDepth(s *scene.Scene, pl placement) {
 		num[i], den[i] = d4.Data[i]*a, a
 	}
 	rad := max(1, sh4/depthBlurDiv)
-	blur3(num, sw4, sh4, rad)
-	blur3(den, sw4, sh4, rad)
+	raster.BoxBlur3(num, sw4, sh4, rad)
+	raster.BoxBlur3(den, sw4, sh4, rad)
 	known := make([]bool, r.dw*r.dh)
 	for y := 0; y < sh4; y++ {
 		wy := y + pl.oy/depthDown
@@ -301,34 +302,6 @@ func growFill(p []float32, known []bool, w, h int) {
 		copy(known, next)
 		if !changed {
 			return
-		}
-	}
-}
-
-// blur3 is a three-pass box blur of a float plane (radius r).
-func blur3(p []float32, w, h, r int) {
-	tmp := make([]float32, len(p))
-	inv := 1 / float32(2*r+1)
-	for pass := 0; pass < 3; pass++ {
-		for y := 0; y < h; y++ {
-			var s float32
-			for k := -r; k <= r; k++ {
-				s += p[y*w+min(max(k, 0), w-1)]
-			}
-			for x := 0; x < w; x++ {
-				tmp[y*w+x] = s * inv
-				s += p[y*w+min(x+r+1, w-1)] - p[y*w+max(x-r, 0)]
-			}
-		}
-		for x := 0; x < w; x++ {
-			var s float32
-			for k := -r; k <= r; k++ {
-				s += tmp[min(max(k, 0), h-1)*w+x]
-			}
-			for y := 0; y < h; y++ {
-				p[y*w+x] = s * inv
-				s += tmp[min(y+r+1, h-1)*w+x] - tmp[max(y-r, 0)*w+x]
-			}
 		}
 	}
 }
