@@ -10,6 +10,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"fashiond/spec"
 )
 
 // Point is a position in image pixels.
@@ -159,7 +161,7 @@ func TierSize(tier, ratio string) (w, h int, err error) {
 // RatioOf returns the spec ratio closest to the image's aspect.
 func RatioOf(w, h int) string {
 	best, bestErr := "1:1", math.Inf(1)
-	for _, r := range []string{"1:1", "3:4", "4:3", "9:16", "16:9", "2:3", "3:2", "4:5", "5:4", "21:9"} {
+	for _, r := range spec.Ratios {
 		a, b, _ := ParseRatio(r)
 		e := math.Abs(math.Log(float64(w)/float64(h)) - math.Log(float64(a)/float64(b)))
 		if e < bestErr {

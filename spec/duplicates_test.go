@@ -26,10 +26,8 @@ var skipDirs = map[string]bool{".git": true, "tmp": true, "playground": true, "t
 var pendingCopies = map[string]string{
 	"pipelines/angles/angles.go":           "angle-generation's Name",
 	"pipelines/modelcreate/modelcreate.go": "model-create's Name, CheckError and sampleCount re-check",
-	"pipelines/all/all.go":                 "the skipped-model names",
 	"pipelines/repose/vocab.go":            "the custom pose text limit (spec.MaxShortTextChars)",
 	"pipelines/style/style.go":             "the styleId list (spec.StyleIDs)",
-	"models/types.go":                      "the ratio list of the tier sizes (spec.Ratios)",
 }
 
 // copyPatterns are the written forms of the spec's rules.

@@ -27,6 +27,7 @@ import (
 	"fashiond/pipelines/prompttryon"
 	"fashiond/pipelines/tryon"
 	"fashiond/pipelines/video"
+	"fashiond/spec"
 )
 
 // Required are the models every pipeline needs; depth is optional (the
@@ -125,13 +126,13 @@ func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *p
 		angles.New(p).WithGenerative(gen.Inpainter, gen.Refiner),
 	)
 	if err := ffmpeg.Check(); err != nil {
-		skipped["image-to-video"] = err.Error()
+		skipped[spec.ModelImageToVideo] = err.Error()
 	} else {
 		reg.Register(video.New(p, video.Options{Inpainter: gen.Inpainter}))
 	}
 	if lib == nil {
-		skipped["product-to-model"] = "no preset model library (make setup installs it)"
-		skipped["model-create"] = skipped["product-to-model"]
+		skipped[spec.ModelProductToModel] = "no preset model library (make setup installs it)"
+		skipped[spec.ModelModelCreate] = skipped[spec.ModelProductToModel]
 	} else {
 		reg.Register(producttomodel.New(p, lib).WithTextToImage(gen.TextToImage))
 		reg.Register(modelcreate.New(p, lib).WithTextToImage(gen.TextToImage).WithRefiner(gen.Refiner))
