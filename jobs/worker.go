@@ -476,7 +476,7 @@ func (w *Worker) reclaim(ctx context.Context) []string {
 	live := nowMS() - HeartbeatTTL.Milliseconds()
 	for _, m := range w.models {
 		n, err := reclaimScript.Run(ctx, w.svc.rdb, []string{leaseKey(QueueName(m)), keyWorkers},
-			stale, live, "fashiond:job:").Int()
+			stale, live, keyJobPrefix).Int()
 		if err != nil {
 			w.log.Warn("reclaim orphaned jobs", "queue", QueueName(m), "err", err)
 			continue

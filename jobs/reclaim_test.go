@@ -1,0 +1,51 @@
+package jobs
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestReclaimSparesLiveRunner: a task whose asynq lease went stale is
+// reclaimed only when the worker that runs it (the job hash's runner) has no
+// live heartbeat; the script reads the job hash under the service's own key
+// prefix, so a prefix mismatch would reclaim every stale lease.
+func TestReclaimSparesLiveRunner(t *testing.T) {
+	forBackends(t, func(t *testing.T, addr string) {
+		e := newEnv(t, addr, Options{})
+		ctx := context.Background()
+		rdb := e.svc.Redis()
+		lease := leaseKey(QueueName(ModelTryon))
+		stale := time.Now().Add(-time.Hour).Unix()
+		cases := []struct {
+			id, runner string
+			beat       int64 // unix ms; 0: no heartbeat
+			reclaimed  bool
+		}{
+			{"job-live", "w-live", nowMS(), false},
+			{"job-dead", "w-dead", nowMS() - 10*HeartbeatTTL.Milliseconds(), true},
+			{"job-none", "w-gone", 0, true},
+		}
+		for _, c := range cases {
+			must(t, rdb.ZAdd(ctx, lease, redisZ(float64(stale), c.id)).Err())
+			must(t, rdb.HSet(ctx, keyJobPrefix+c.id, fRunner, c.runner).Err())
+			if c.beat != 0 {
+				must(t, rdb.ZAdd(ctx, keyWorkers, redisZ(float64(c.beat), c.runner)).Err())
+			}
+		}
+		// A worker that is not started: reclaim is called by hand once.
+		w := &Worker{svc: e.svc, models: []string{ModelTryon}, log: testLog()}
+		if got := w.reclaim(ctx); len(got) != 1 || got[0] != QueueName(ModelTryon) {
+			t.Errorf("reclaim reported queues %v, want [%s]", got, QueueName(ModelTryon))
+		}
+		for _, c := range cases {
+			score, err := rdb.ZScore(ctx, lease, c.id).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := score == 0; got != c.reclaimed {
+				t.Errorf("%s: reclaimed %v, want %v", c.id, got, c.reclaimed)
+			}
+		}
+	})
+}
