@@ -6,23 +6,13 @@ import (
 	"math"
 
 	"fashiond/pipelines/mask"
+	"fashiond/pipelines/raster"
 )
 
 // Lab is a CIE L*a*b* colour (D65 white).
 type Lab struct{ L, A, B float64 }
 
-var srgbLin [256]float64
-
-func init() {
-	for i := range srgbLin {
-		c := float64(i) / 255
-		if c <= 0.04045 {
-			srgbLin[i] = c / 12.92
-		} else {
-			srgbLin[i] = math.Pow((c+0.055)/1.055, 2.4)
-		}
-	}
-}
+var srgbLin = raster.SRGBTable()
 
 func labF(t float64) float64 {
 	if t > 216.0/24389.0 {

@@ -149,3 +149,23 @@ func TestRGBA(t *testing.T) {
 		t.Fatalf("gray converted to %v", r.Pix)
 	}
 }
+
+// TestSRGB: known values of the sRGB curve (0.5 decodes to 0.21404; the
+// linear segment below the knee), the round trip, and the byte table.
+func TestSRGB(t *testing.T) {
+	cases := []struct{ enc, lin float64 }{
+		{0, 0}, {0.04, 0.04 / 12.92}, {0.5, 0.2140411404}, {1, 1},
+	}
+	for _, c := range cases {
+		if got := SRGBToLinear(c.enc); math.Abs(got-c.lin) > 1e-9 {
+			t.Errorf("SRGBToLinear(%v) = %v, want %v", c.enc, got, c.lin)
+		}
+		if got := LinearToSRGB(c.lin); math.Abs(got-c.enc) > 1e-9 {
+			t.Errorf("LinearToSRGB(%v) = %v, want %v", c.lin, got, c.enc)
+		}
+	}
+	tab := SRGBTable()
+	if tab[0] != 0 || tab[255] != 1 || tab[128] != SRGBToLinear(128.0/255) {
+		t.Errorf("table ends %v %v, middle %v", tab[0], tab[255], tab[128])
+	}
+}

@@ -1,6 +1,9 @@
 package recolour
 
-import "math"
+import (
+	"fashiond/pipelines/raster"
+	"math"
+)
 
 // Colour is a named garment colour.
 type Colour struct {
@@ -66,27 +69,7 @@ var modifiers = map[string]modifier{
 
 // --- sRGB / linear / Lab --------------------------------------------------
 
-var lin8 [256]float64
-
-func init() {
-	for i := range lin8 {
-		lin8[i] = toLinear(float64(i) / 255)
-	}
-}
-
-func toLinear(v float64) float64 {
-	if v <= 0.04045 {
-		return v / 12.92
-	}
-	return math.Pow((v+0.055)/1.055, 2.4)
-}
-
-func toSRGB(v float64) float64 {
-	if v <= 0.0031308 {
-		return 12.92 * v
-	}
-	return 1.055*math.Pow(v, 1/2.4) - 0.055
-}
+var lin8 = raster.SRGBTable()
 
 // D65 white.
 const xn, yn, zn = 0.95047, 1.0, 1.08883
@@ -144,7 +127,9 @@ func labToRGB(L, A, B float64) [3]uint8 {
 		}
 		k *= 0.92
 	}
-	q := func(v float64) uint8 { return uint8(math.Round(min(max(toSRGB(min(max(v, 0), 1)), 0), 1) * 255)) }
+	q := func(v float64) uint8 {
+		return uint8(math.Round(min(max(raster.LinearToSRGB(min(max(v, 0), 1)), 0), 1) * 255))
+	}
 	return [3]uint8{q(r), q(g), q(b)}
 }
 

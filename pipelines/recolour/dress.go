@@ -145,7 +145,7 @@ func paintGarment(out, src *image.RGBA, r *Regions, alpha *raster.Plane, g Garme
 				}
 				for k := range 3 {
 					v := shoulder(c[k])
-					nv := float32(toSRGB(float64(v))) * 255
+					nv := float32(raster.LinearToSRGB(float64(v))) * 255
 					ov := float32(row[x*4+k])
 					orow[x*4+k] = uint8(min(max(ov+(nv-ov)*al, 0), 255) + 0.5)
 				}

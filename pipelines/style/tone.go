@@ -1,6 +1,7 @@
 package style
 
 import (
+	"fashiond/pipelines/raster"
 	"math"
 	"sync"
 )
@@ -15,26 +16,12 @@ var (
 func initLUTs() {
 	lutOnce.Do(func() {
 		for i := range toLinear8 {
-			toLinear8[i] = float32(srgbToLinear(float64(i) / 255))
+			toLinear8[i] = float32(raster.SRGBToLinear(float64(i) / 255))
 		}
 		for i := range toSRGB {
-			toSRGB[i] = float32(linearToSRGB(float64(i) / 4096))
+			toSRGB[i] = float32(raster.LinearToSRGB(float64(i) / 4096))
 		}
 	})
-}
-
-func srgbToLinear(v float64) float64 {
-	if v <= 0.04045 {
-		return v / 12.92
-	}
-	return math.Pow((v+0.055)/1.055, 2.4)
-}
-
-func linearToSRGB(v float64) float64 {
-	if v <= 0.0031308 {
-		return 12.92 * v
-	}
-	return 1.055*math.Pow(v, 1/2.4) - 0.055
 }
 
 // encode maps linear light (>= 0) to sRGB 0..1 with a soft highlight
