@@ -56,6 +56,7 @@ func sentinelFailover(t *testing.T, waitReplicas int) {
 		t.Fatalf("redis-sentinel is not installed (make setup runs scripts/setup-redis-sentinel.sh): %v", err)
 	}
 	ctx := context.Background()
+	start := time.Now()
 	masterPort := startRedisProc(t, "redis-server")
 	replicaPort := startRedisProc(t, "redis-server", "--replicaof", "127.0.0.1", strconv.Itoa(masterPort))
 	waitFor(t, "the replica's link to the master", 10*time.Second, func() bool {
@@ -74,6 +75,7 @@ func sentinelFailover(t *testing.T, waitReplicas int) {
 			m["num-other-sentinels"] == strconv.Itoa(sentinelCount-1)
 	})
 
+	t.Logf("master, replica and %d sentinels ready after %v", sentinelCount, time.Since(start).Round(time.Millisecond))
 	url := "redis+sentinel://" + strings.Join(sentinels, ",") + "/" + sentinelMaster
 	if waitReplicas > 0 {
 		url += "?wait_replicas=" + strconv.Itoa(waitReplicas)
@@ -108,6 +110,7 @@ func sentinelFailover(t *testing.T, waitReplicas int) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	subs := tr.stop()
+	t.Logf("trickle stopped %v after the switch", time.Since(switchedAt).Round(time.Millisecond))
 	lost := checkAfterFailover(t, e, subs, switchedAt)
 	if waitReplicas > 0 && lost > 0 {
 		t.Errorf("with wait_replicas=%d, %d accepted jobs were lost", waitReplicas, lost)
@@ -199,6 +202,7 @@ func (tr *trickle) stop() []submission {
 // answered with an error. It returns how many accepted jobs were lost.
 func checkAfterFailover(t *testing.T, e *env, subs []submission, switchedAt time.Time) int {
 	var accepted, refused, after, lost, retried, replayed int
+	var firstAfter time.Duration = -1
 	for _, s := range subs {
 		if s.attempts > 1 {
 			retried++
@@ -213,6 +217,9 @@ func checkAfterFailover(t *testing.T, e *env, subs []submission, switchedAt time
 		}
 		accepted++
 		if s.at.After(switchedAt) {
+			if after == 0 {
+				firstAfter = s.at.Sub(switchedAt)
+			}
 			after++
 		}
 		j, err := waitEnded(e, s.id)
@@ -226,8 +233,8 @@ func checkAfterFailover(t *testing.T, e *env, subs []submission, switchedAt time
 			t.Errorf("job %s ended %s (%v)", s.id, j.Status, j.Error)
 		}
 	}
-	t.Logf("trickle: %d submissions, %d accepted (%d after the switch), %d retried after an error (%d of them answered with the job an earlier attempt had made), %d refused every time, %d accepted but lost",
-		len(subs), accepted, after, retried, replayed, refused, lost)
+	t.Logf("trickle: %d submissions, %d accepted (%d after the switch, the first %v after it), %d retried after an error (%d of them answered with the job an earlier attempt had made), %d refused every time, %d accepted but lost",
+		len(subs), accepted, after, firstAfter.Round(time.Millisecond), retried, replayed, refused, lost)
 	if after < sentinelMinAfter {
 		t.Errorf("only %d submissions accepted after the failover, want at least %d", after, sentinelMinAfter)
 	}
