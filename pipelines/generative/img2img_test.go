@@ -4,13 +4,9 @@ import (
 	"context"
 	"image"
 	"image/color"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"fashiond/diffusion"
-	"fashiond/inference"
-	"fashiond/models/testenv"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/pipelinetest"
 )
@@ -55,8 +51,8 @@ func TestRefineRoles(t *testing.T) {
 		name string
 		ref  *generative.Img2Img
 	}{
-		{"oracle-floatb", refiner(t, "oracle-floatb")},
-		{"oracle-inpaint", refiner(t, "oracle-inpaint")},
+		{"oracle-floatb", pipelinetest.ContractTextToImage(t).Refiner()},
+		{"oracle-inpaint", pipelinetest.ContractInpainter(t).Refiner()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			diffAt := map[float64]float64{}
@@ -84,30 +80,8 @@ func TestRefineRoles(t *testing.T) {
 	}
 }
 
-// refiner wraps a contract model (diffusion/testdata/contract) by name,
-// on the CPU; it is closed with the test.
-func refiner(t *testing.T, name string) *generative.Img2Img {
-	t.Helper()
-	ctx := context.Background()
-	rt, err := inference.Open(ctx, inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	m, err := diffusion.Load(ctx, rt, filepath.Join(pipelinetest.Root(), "diffusion/testdata/contract", name), diffusion.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	r, err := generative.NewRefiner(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func TestRefineWholeImageAndStrengthLimits(t *testing.T) {
-	ref := refiner(t, "oracle-floatb")
+	ref := pipelinetest.ContractTextToImage(t).Refiner()
 	src := gradient(100, 60)
 	out, info, err := ref.Refine(context.Background(), src, nil, generative.Prompt{Text: "x", Seed: 1, Steps: 4})
 	if err != nil {
