@@ -193,8 +193,8 @@ func TestScriptsOneSlot(t *testing.T) {
 	}
 	seen, loggedKnown := map[string]bool{}, map[string]bool{}
 	knownCrossSlot := map[string]string{reclaimScript.Hash(): "jobs/worker.go's reclaimScript reads asynq's " +
-		"lease set (slot of {fashiond:<model>}) and the service's workers zset and job hashes in one script, " +
-		"and passes the old job key prefix; it must be split (see docs/OPERATIONS.md, Redis Cluster)"}
+		"lease set (slot of {fashiond:<model>}) and the service's workers zset and job hashes in one script; " +
+		"it must be split (see docs/OPERATIONS.md, Redis Cluster)"}
 	tagSlot := keySlot(keyPrefix)
 	wire.mu.Lock()
 	defer wire.mu.Unlock()
