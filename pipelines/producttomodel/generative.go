@@ -24,12 +24,17 @@ func (pl *Pipeline) WithTextToImage(g generative.Generator) *Pipeline {
 	return pl
 }
 
-// GenerativeModels implements pipelines.GenerativeUser.
+// GenerativeModels implements pipelines.GenerativeUser: the text-to-image
+// model, then the try-on model, those installed.
 func (pl *Pipeline) GenerativeModels() []string {
-	if pl.t2i == nil {
-		return nil
+	var out []string
+	if pl.t2i != nil {
+		out = append(out, pl.t2i.Model())
 	}
-	return []string{pl.t2i.Model()}
+	if pl.ton != nil {
+		out = append(out, pl.ton.Model())
+	}
+	return out
 }
 
 // genPrompt describes the model photo from customPrompt and the garment.

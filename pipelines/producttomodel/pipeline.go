@@ -6,7 +6,9 @@
 // dresses need full-body models). Different samples use different presets
 // where the library has them, and a different fit of the garment when a
 // preset repeats. The garment is placed by the try-on transfer
-// (transfer.Transfer, "high" accuracy at 1k, "hyper" at 2k and 4k), the photo
+// (transfer.Transfer, "high" accuracy at 1k, "hyper" at 2k and 4k; with an
+// installed try-on model, by that model over the transfer's garment region,
+// the transfer staying the fallback: tryon_model.go), the photo
 // is framed around the person at the requested ratio, the styleId look is
 // applied (default "studio": the neutral studio presentation, i.e. neutral
 // white balance, clean bright exposure and the background replaced by a
@@ -24,12 +26,10 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/body"
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/mask"
 	"fashiond/pipelines/presets"
-	"fashiond/pipelines/selfcheck"
 	"fashiond/pipelines/style"
 	"fashiond/pipelines/transfer"
 	"fashiond/spec"
@@ -48,6 +48,7 @@ type Pipeline struct {
 	p   models.Perception
 	lib *presets.Library
 	t2i generative.Generator
+	ton generative.TryOner
 }
 
 // New returns the pipeline over the perception models and the preset model
@@ -116,19 +117,15 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		// A repeated model gets a different fit.
 		variation := seen[bs.name]
 		seen[bs.name]++
-		out, info, err := transfer.Transfer(ctx, pl.p, bs.img, g, transfer.Options{
+		d, err := pl.dress(ctx, bs.img, prod, g, transfer.Options{
 			Accuracy: acc, Variation: variation, Seed: seed + int64(i),
 			Progress: func(stage string, f float64) { progress(stage, start+span*0.7*f, detail) },
 		})
 		if err != nil {
 			return nil, err
 		}
-		faceChecks, err := pl.faceChecks(ctx, bs.img, out)
-		if err != nil {
-			return nil, err
-		}
 		progress("style", start+span*0.75, detail)
-		framed, _ := frame(out, info.PersonMask, in.Ratio)
+		framed, _ := frame(d.img, d.info.PersonMask, in.Ratio)
 		styled, err := pl.style(ctx, framed, sid, seed+int64(i))
 		if err != nil {
 			return nil, err
@@ -140,15 +137,19 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		}
 		notes := append([]string{
 			fmt.Sprintf("model: %s; look: %s (%s)", bs.name, sid, style.Describe(sid)),
-		}, info.Notes...)
+		}, d.notes...)
 		notes = append(notes, styled.Notes...)
 		notes = append(notes, baseNotes...)
 		o := pipelines.Output{
 			Image:  final,
 			Path:   "reference",
-			Method: info.Method + "+style-" + sid + "+tier",
+			Method: d.info.Method + "+style-" + sid + "+tier",
 			Notes:  notes,
-			Checks: append(styled.Checks, faceChecks...),
+			Checks: append(styled.Checks, d.checks...),
+		}
+		if d.tryOn != nil {
+			o.Path = "generative"
+			o.Method = "try-on(" + d.tryOn.Model + ")+style-" + sid + "+tier"
 		}
 		if gi := gens[i]; gi != nil {
 			o.Path = "generative"
@@ -159,26 +160,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	}
 	progress("done", 1, "")
 	return res, nil
-}
-
-// faceChecks measures the dressed photo's face region against the model
-// photo's (the garment must not land on the face) and fails the job naming
-// the check, as tryon does; the style stage then checks the face is still
-// found.
-func (pl *Pipeline) faceChecks(ctx context.Context, model image.Image, dressed *image.RGBA) ([]pipelines.Check, error) {
-	a, err := body.Analyze(ctx, pl.p, model)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, nil // no person to measure: the transfer has already refused such photos
-	}
-	f := a.SubjectPerson().Face
-	if f == nil {
-		return nil, nil
-	}
-	checks := []pipelines.Check{selfcheck.FaceChange(model, dressed, *f)}
-	return checks, pipelines.CheckError(spec.ModelProductToModel, checks)
 }
 
 // presetBases chooses preset model photos by customPrompt's words, the
