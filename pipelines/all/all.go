@@ -134,7 +134,7 @@ func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *p
 		skipped[spec.ModelProductToModel] = "no preset model library (make setup installs it)"
 		skipped[spec.ModelModelCreate] = skipped[spec.ModelProductToModel]
 	} else {
-		reg.Register(producttomodel.New(p, lib).WithTextToImage(gen.TextToImage))
+		reg.Register(producttomodel.New(p, lib).WithTextToImage(gen.TextToImage).WithTryOner(gen.TryOner))
 		reg.Register(modelcreate.New(p, lib).WithTextToImage(gen.TextToImage).WithRefiner(gen.Refiner))
 	}
 	return reg, skipped
@@ -153,8 +153,8 @@ type Generative struct {
 	Refiner generative.Refiner
 	// TextToImage is the node's text-to-image model.
 	TextToImage generative.Generator
-	// TryOner is the node's try-on model (CatVTON layout): tryon puts the
-	// garment on with it instead of the warp.
+	// TryOner is the node's try-on model (CatVTON layout): tryon and
+	// product-to-model put the garment on with it instead of the warp.
 	TryOner generative.TryOner
 }
 
