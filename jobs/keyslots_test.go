@@ -191,22 +191,12 @@ func TestScriptsOneSlot(t *testing.T) {
 		"addCredits": addCreditsScript.Hash(), "idemRelease": idemReleaseScript.Hash(), "delete": deleteScript.Hash(),
 		"dropInputs": scriptSHA(dropInputsScript), "migration lock release": releaseScript.Hash(),
 	}
-	seen, loggedKnown := map[string]bool{}, map[string]bool{}
-	knownCrossSlot := map[string]string{reclaimScript.Hash(): "jobs/worker.go's reclaimScript reads asynq's " +
-		"lease set (slot of {fashiond:<model>}) and the service's workers zset and job hashes in one script; " +
-		"it must be split (see docs/OPERATIONS.md, Redis Cluster)"}
+	seen := map[string]bool{}
 	tagSlot := keySlot(keyPrefix)
 	wire.mu.Lock()
 	defer wire.mu.Unlock()
 	for _, c := range wire.calls {
 		if allAsynq(c.keys) {
-			continue
-		}
-		if why, ok := knownCrossSlot[c.sha]; ok {
-			if !loggedKnown[c.sha] {
-				t.Logf("KNOWN cross-slot script, not the service's key layout: %s", why)
-				loggedKnown[c.sha] = true
-			}
 			continue
 		}
 		seen[c.sha] = true

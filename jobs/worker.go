@@ -447,25 +447,18 @@ func (w *Worker) unadvertise(ctx context.Context) {
 	}
 }
 
-// reclaimScript expires the leases of orphaned tasks (see orphanAfter).
-// KEYS: lease set, workers. ARGV: stale lease score (unix s), live beat
-// minimum (unix ms), job key prefix.
-var reclaimScript = redis.NewScript(`
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '(0', '(' .. ARGV[1])
-local n = 0
-for _, id in ipairs(ids) do
-  local alive = false
-  local runner = redis.call('HGET', ARGV[3] .. id, 'runner')
-  if runner then
-    local beat = redis.call('ZSCORE', KEYS[2], runner)
-    if beat and tonumber(beat) >= tonumber(ARGV[2]) then alive = true end
-  end
-  if not alive then
-    redis.call('ZADD', KEYS[1], 'XX', 0, id)
-    n = n + 1
-  end
+// expireLeaseScript expires one task's asynq lease (score 0, which asynq's
+// recoverer treats as expired) only while it is still stale, so a lease
+// extended since it was read is left alone. KEYS: lease set. ARGV: stale
+// lease score (unix s), task id. One key: safe on Redis Cluster, where the
+// lease set (asynq's slot) and the service's keys ({fashiond}) differ.
+var expireLeaseScript = redis.NewScript(`
+local s = redis.call('ZSCORE', KEYS[1], ARGV[2])
+if s and tonumber(s) > 0 and tonumber(s) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], 'XX', 0, ARGV[2])
+  return 1
 end
-return n`)
+return 0`)
 
 // reclaim marks the orphaned tasks of the worker's queues for the asynq
 // recoverer and returns the queues that had some.
@@ -475,8 +468,7 @@ func (w *Worker) reclaim(ctx context.Context) []string {
 	stale := time.Now().Add(30*time.Second - orphanAfter).Unix()
 	live := nowMS() - HeartbeatTTL.Milliseconds()
 	for _, m := range w.models {
-		n, err := reclaimScript.Run(ctx, w.svc.rdb, []string{leaseKey(QueueName(m)), keyWorkers},
-			stale, live, keyJobPrefix).Int()
+		n, err := w.reclaimQueue(ctx, leaseKey(QueueName(m)), stale, live)
 		if err != nil {
 			w.log.Warn("reclaim orphaned jobs", "queue", QueueName(m), "err", err)
 			continue
@@ -487,6 +479,38 @@ func (w *Worker) reclaim(ctx context.Context) []string {
 		}
 	}
 	return queues
+}
+
+// reclaimQueue expires the stale leases of one queue whose job's runner has
+// no live heartbeat, each in its own step (see expireLeaseScript).
+func (w *Worker) reclaimQueue(ctx context.Context, lease string, stale, live int64) (int, error) {
+	ids, err := w.svc.rdb.ZRangeByScore(ctx, lease, &redis.ZRangeBy{Min: "(0", Max: "(" + strconv.FormatInt(stale, 10)}).Result()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		if w.runnerAlive(ctx, id, live) {
+			continue
+		}
+		done, err := expireLeaseScript.Run(ctx, w.svc.rdb, []string{lease}, stale, id).Int()
+		if err != nil {
+			return n, err
+		}
+		n += done
+	}
+	return n, nil
+}
+
+// runnerAlive reports whether the worker recorded as running the job has
+// beaten its heartbeat since live (unix ms).
+func (w *Worker) runnerAlive(ctx context.Context, id string, live int64) bool {
+	runner, err := w.svc.rdb.HGet(ctx, keyJobPrefix+id, fRunner).Result()
+	if err != nil || runner == "" {
+		return false
+	}
+	beat, err := w.svc.rdb.ZScore(ctx, keyWorkers, runner).Result()
+	return err == nil && int64(beat) >= live
 }
 
 func (w *Worker) retryDelay(n int, err error, t *asynq.Task) time.Duration {

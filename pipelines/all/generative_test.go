@@ -73,7 +73,7 @@ func TestOpenGenerativeByRole(t *testing.T) {
 func TestRegistryReportsGenerativeModels(t *testing.T) {
 	inp := pipelinetest.ContractInpainter(t)
 	reg, _ := Registry(pipelinetest.Perception(t), nil, Generative{Inpainter: inp})
-	want := map[string]bool{"prompt-tryon": true, "tryon": true, "image-to-video": true, "pose-control": true}
+	want := map[string]bool{"prompt-tryon": true, "tryon": true, "image-to-video": true, "pose-control": true, "angle-generation": true}
 	for _, name := range reg.Names() {
 		p, _ := reg.Get(name)
 		got := pipelines.GenerativeModels(p)
