@@ -227,10 +227,29 @@ func Owner(ctx context.Context) string {
 
 func (s *server) backendError(w http.ResponseWriter, r *http.Request, op string, err error) {
 	s.log.Error("backend error", "op", op, "method", r.Method, "path", r.URL.Path, "err", err)
+	if errors.Is(err, jobs.ErrNotReplicated) {
+		notReplicated(w, r)
+		return
+	}
 	if r.Method == http.MethodPost {
 		w.Header().Set("X-Should-Retry", "false")
 	}
 	writeError(w, http.StatusServiceUnavailable, CodeBackendUnavailable, "", "the job store is unavailable; try again shortly")
+}
+
+// notReplicated answers a write the Redis master took but too few replicas
+// confirmed (FASHIOND_REDIS_URL's wait_replicas): it may or may not survive
+// a failover, so a retry is safe only with the same Idempotency-Key, which
+// returns the job if it survived and submits it once if it did not.
+func notReplicated(w http.ResponseWriter, r *http.Request) {
+	retry := r.Method != http.MethodPost || r.Header.Get("Idempotency-Key") != ""
+	w.Header().Set("X-Should-Retry", strconv.FormatBool(retry))
+	w.Header().Set("Retry-After", "1")
+	msg := "the request was written but not yet confirmed by the job store's replicas; retry it with the same Idempotency-Key to get its result exactly once"
+	if r.Method == http.MethodPost && !retry {
+		msg = "the request was written but not yet confirmed by the job store's replicas; it may or may not have taken effect (check GET /v1/jobs before submitting again; send an Idempotency-Key to make retries safe)"
+	}
+	writeError(w, http.StatusServiceUnavailable, CodeBackendUnavailable, "", msg)
 }
 
 // ---- handlers ----

@@ -438,3 +438,36 @@ func TestWireJobNulls(t *testing.T) {
 		t.Error("wireJob modified its argument")
 	}
 }
+
+// TestNotReplicated: a write the Redis master took but too few replicas
+// confirmed is a 503 that says whether a retry is safe: with an
+// Idempotency-Key (the job comes back exactly once) or on a GET, yes;
+// a POST without one, no.
+func TestNotReplicated(t *testing.T) {
+	hs := newHarness(t)
+	hs.fake.failErr = jobs.ErrNotReplicated
+	cases := []struct {
+		name, method, target string
+		hdr                  []string
+		retry                string
+		says                 string
+	}{
+		{"submit with key", "POST", "/v1/run", []string{"Idempotency-Key", "k-1"}, "true", "same Idempotency-Key"},
+		{"submit without key", "POST", "/v1/run", nil, "false", "may or may not have taken effect"},
+		{"read", "GET", "/v1/credits", nil, "true", "same Idempotency-Key"},
+	}
+	for _, c := range cases {
+		body := ""
+		if c.method == "POST" {
+			body = runBody("tryon", minimalInputs["tryon"])
+		}
+		r := hs.do(c.method, c.target, keyAlice, body, c.hdr...)
+		r.wantError(t, 503, CodeBackendUnavailable, "")
+		if got := r.header.Get("X-Should-Retry"); got != c.retry {
+			t.Errorf("%s: X-Should-Retry %q, want %q", c.name, got, c.retry)
+		}
+		if !strings.Contains(string(r.body), c.says) {
+			t.Errorf("%s: body %s lacks %q", c.name, r.body, c.says)
+		}
+	}
+}

@@ -336,7 +336,7 @@ func headers() obj {
 		HeaderRateLimit:          str(`The key's remaining requests: "per-key";r=<remaining>;t=<seconds to reset>.`),
 		HeaderRateLimitPolicy:    str(`The key's limit: "per-key";q=<burst>;w=<window seconds>.`),
 		"Retry-After":            obj{"schema": obj{"type": "integer"}, "description": "Seconds to wait before retrying."},
-		"X-Should-Retry":         str("false: the request must not be retried as is."),
+		"X-Should-Retry":         str("false: the request must not be retried as is; true: a retry is safe (a write not yet confirmed by the Redis replicas, retried with the same Idempotency-Key)."),
 	}
 }
 
