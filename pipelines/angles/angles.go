@@ -15,8 +15,8 @@ package angles
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fashiond/spec"
 	"fmt"
 	"image"
 	"math"
@@ -41,7 +41,7 @@ type Pipeline struct {
 func New(p models.Perception) *Pipeline { return &Pipeline{p: p} }
 
 // Name implements pipelines.Pipeline.
-func (*Pipeline) Name() string { return "angle-generation" }
+func (*Pipeline) Name() string { return spec.ModelAngleGeneration }
 
 // Inputs are the normalised inputs of angle-generation.
 type Inputs = pipelines.AngleGenerationInputs
@@ -55,15 +55,6 @@ const (
 	Left45    = "left45"
 	Right45   = "right45"
 )
-
-// validAngle reports whether id is one of the spec's angle ids.
-func validAngle(id string) bool {
-	switch id {
-	case Front, Back, LeftSide, RightSide, Left45, Right45:
-		return true
-	}
-	return false
-}
 
 // maxWorkPixels bounds the working resolution; the tier step upscales.
 const maxWorkPixels = 1_000_000
@@ -87,32 +78,8 @@ type View struct {
 // Run implements pipelines.Pipeline.
 func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
 	var in Inputs
-	if err := json.Unmarshal(req.Inputs, &in); err != nil {
+	if err := spec.Decode(spec.ModelAngleGeneration, req.Inputs, &in); err != nil {
 		return nil, pipelines.Failf("invalid inputs: %v", err)
-	}
-	if in.ImageURL == "" {
-		return nil, pipelines.Failf("inputs.imageUrl is required")
-	}
-	if len(in.AngleIDs) == 0 || len(in.AngleIDs) > 6 {
-		return nil, pipelines.Failf("inputs.angleIds must list 1 to 6 angles")
-	}
-	seen := map[string]bool{}
-	for i, id := range in.AngleIDs {
-		if !validAngle(id) {
-			return nil, pipelines.Failf("inputs.angleIds[%d]: unknown angle %q (use front, back, leftSide, rightSide, left45, right45)", i, id)
-		}
-		if seen[id] {
-			return nil, pipelines.Failf("inputs.angleIds[%d]: duplicate angle %q", i, id)
-		}
-		seen[id] = true
-	}
-	if _, err := models.TierPixels(in.Quality); err != nil {
-		return nil, pipelines.Failf("inputs.quality: %v", err)
-	}
-	if in.Ratio != "" {
-		if _, _, err := models.ParseRatio(in.Ratio); err != nil {
-			return nil, pipelines.Failf("inputs.ratio: %v", err)
-		}
 	}
 	progress := req.Progress
 	if progress == nil {

@@ -135,28 +135,6 @@ func TestAngleGenerationAllSix(t *testing.T) {
 	}
 }
 
-func TestAngleInputErrors(t *testing.T) {
-	pl := New(nil)
-	cases := []struct {
-		in   map[string]any
-		want string
-	}{
-		{map[string]any{"angleIds": []string{"front"}}, "imageUrl"},
-		{map[string]any{"imageUrl": "x", "angleIds": []string{}}, "1 to 6"},
-		{map[string]any{"imageUrl": "x", "angleIds": []string{"up"}}, "unknown angle"},
-		{map[string]any{"imageUrl": "x", "angleIds": []string{"back", "back"}}, "duplicate"},
-		{map[string]any{"imageUrl": "x", "angleIds": []string{"back"}, "quality": "8k"}, "quality"},
-		{map[string]any{"imageUrl": "x", "angleIds": []string{"back"}, "ratio": "wide"}, "ratio"},
-	}
-	for _, c := range cases {
-		b, _ := json.Marshal(c.in)
-		_, err := pl.Run(context.Background(), &pipelines.Request{Inputs: b})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: error %v, want it to mention %q", c.in, err, c.want)
-		}
-	}
-}
-
 // BenchmarkAngles times the shared preparation (layers, depth, faces) and
 // each angle's render and tier step on fashn_model.webp (1k).
 func BenchmarkAngles(b *testing.B) {

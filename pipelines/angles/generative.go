@@ -150,7 +150,7 @@ func (p *Pipeline) finish(ctx context.Context, r *Renderer, v *View, id string, 
 		if img != nil {
 			gc := r.checks(v, img)
 			if failed := firstFailed(gc); failed == nil {
-				return pipelines.Output{Image: img, Path: "generative", Method: v.Method + method, Notes: append(append([]string(nil), v.Notes...), notes...), Checks: gc}, nil
+				return pipelines.Output{Image: img, Path: "generative", Method: v.Method + method, Notes: append(classicalNotes(v.Notes, method), notes...), Checks: gc}, nil
 			} else {
 				o.Notes = append(append([]string(nil), o.Notes...), fmt.Sprintf("the generative output failed the self-check %s (%g, limit %g %s): the classical view is returned", failed.Name, failed.Value, failed.Limit, failed.Bound))
 			}
@@ -355,4 +355,22 @@ func medianColour(px []color.RGBA) color.RGBA {
 		return uint8(v[len(v)/2])
 	}
 	return color.RGBA{ch(func(c color.RGBA) uint8 { return c.R }), ch(func(c color.RGBA) uint8 { return c.G }), ch(func(c color.RGBA) uint8 { return c.B }), 255}
+}
+
+// smoothFill is how the classical notes describe where the person stood;
+// once the generative fill has redrawn that region the phrase is untrue.
+const smoothFill = "where the person used to stand it is a smooth fill"
+
+// classicalNotes copies the classical view's notes for a generative output
+// made by method, saying where the person stood was generated when the
+// generative fill ran.
+func classicalNotes(notes []string, method string) []string {
+	out := make([]string, len(notes))
+	for i, n := range notes {
+		if strings.Contains(method, "generative-fill") {
+			n = strings.ReplaceAll(n, smoothFill, "where the person used to stand it is generated (see below)")
+		}
+		out[i] = n
+	}
+	return out
 }

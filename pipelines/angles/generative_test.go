@@ -40,6 +40,12 @@ func TestGenerativeFillOracle(t *testing.T) {
 	if o.Path != "generative" || !strings.HasSuffix(o.Method, "+generative-fill(oracle-inpaint)") || !strings.Contains(strings.Join(o.Notes, " "), `inpainting model "oracle-inpaint"`) {
 		t.Fatalf("path %s method %s notes %q", o.Path, o.Method, o.Notes)
 	}
+	if !strings.Contains(strings.Join(v.Notes, " "), smoothFill) {
+		t.Errorf("the classical left45 view's notes lack %q: the note check below proves nothing", smoothFill)
+	}
+	if strings.Contains(strings.Join(o.Notes, " "), smoothFill) {
+		t.Errorf("a generative fill still says %q: %q", smoothFill, o.Notes)
+	}
 	for _, c := range o.Checks {
 		if !c.Pass {
 			t.Fatalf("check %+v", c)
