@@ -38,7 +38,7 @@ type genInstallFlags struct {
 
 func (g *genInstallFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.name, "name", "", "install DIR under this name (default: the folder's name)")
-	fs.StringVar(&g.task, "task", "", "expected task: text-to-image or inpainting (default: inferred from the UNet's in_channels)")
+	fs.StringVar(&g.task, "task", "", "expected task: text-to-image, inpainting or try-on (default: try-on when the folder's fashiond.json declares a try-on layout, else inferred from the UNet's in_channels)")
 	fs.IntVar(&g.maxBatch, "max-batch", 0, fmt.Sprintf("most UNet rows per call when jobs batch (default %d)", diffusion.DefaultMaxBatch))
 }
 
@@ -71,8 +71,24 @@ func installGenerative(ctx context.Context, w io.Writer, cfg config.Config, g ge
 	for _, a := range rec.Adapters {
 		fmt.Fprintf(w, "adapter %s: input %s of %s: %s\n", a.File, a.Input, a.From, a.Reason)
 	}
-	fmt.Fprintf(w, "try it: fashiond generate --model %s --prompt \"a linen shirt on a hanger\" --out out.png\n", rec.Name)
+	fmt.Fprintln(w, tryItLine(rec.Name, rec.Task))
 	return nil
+}
+
+// tryItLine tells the operator how an installed model is used: a
+// `fashiond generate` example for text-to-image and inpainting models; a
+// try-on model takes a person, a garment and a mask, which only the tryon
+// and product-to-model pipelines give it (through the API).
+func tryItLine(name string, task diffusion.Task) string {
+	switch task {
+	case diffusion.TryOn:
+		return fmt.Sprintf("used by the API's tryon and product-to-model jobs (fashiond serve or worker; FASHIOND_GENERATIVE_TRY_ON=%s "+
+			"when several try-on models are installed): the model puts the garment photo on the person over the garment region; "+
+			"`fashiond generate` takes a prompt and does not run try-on models", name)
+	case diffusion.Inpainting:
+		return fmt.Sprintf("try it: fashiond generate --model %s --image photo.png --mask mask.png --prompt \"a denim shirt\" --out out.png", name)
+	}
+	return fmt.Sprintf("try it: fashiond generate --model %s --prompt \"a linen shirt on a hanger\" --out out.png", name)
 }
 
 // printGenerative lists installed diffusion models with their verified
