@@ -11,8 +11,8 @@ package modelcreate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fashiond/spec"
 	"fmt"
 	"image"
 	"log/slog"
@@ -33,9 +33,6 @@ import (
 // Inputs are the normalised model-create inputs.
 type Inputs = pipelines.ModelCreateInputs
 
-// MaxSamples is the most samples one generate job makes.
-const MaxSamples = 4
-
 // workPixels caps the working resolution; ToTier reaches the tier.
 const workPixels = 1_100_000
 
@@ -52,26 +49,17 @@ type Pipeline struct {
 // library (lib may be nil: generate then fails saying the library is
 // missing; upload does not need it).
 func New(p models.Perception, lib *presets.Library) *Pipeline {
-	return &Pipeline{p: p, lib: lib, log: slog.Default().With("pipeline", "model-create")}
+	return &Pipeline{p: p, lib: lib, log: slog.Default().With("pipeline", spec.ModelModelCreate)}
 }
 
 // Name implements pipelines.Pipeline.
-func (*Pipeline) Name() string { return "model-create" }
+func (*Pipeline) Name() string { return spec.ModelModelCreate }
 
 // Run implements pipelines.Pipeline.
 func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
 	var in Inputs
-	if err := json.Unmarshal(req.Inputs, &in); err != nil {
+	if err := spec.Decode(spec.ModelModelCreate, req.Inputs, &in); err != nil {
 		return nil, pipelines.Failf("model-create: bad inputs: %v", err)
-	}
-	if in.Quality == "" {
-		in.Quality = "1k"
-	}
-	if in.AspectRatio == "" {
-		in.AspectRatio = "3:4"
-	}
-	if _, _, err := models.TierSize(in.Quality, in.AspectRatio); err != nil {
-		return nil, pipelines.Failf("model-create: %v", err)
 	}
 	if req.Studio == nil {
 		return nil, pipelines.Failf("model-create: no studio is configured to save models in")
@@ -80,9 +68,9 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		req.Progress = func(string, float64, string) {}
 	}
 	switch in.Type {
-	case "upload":
+	case spec.ModelCreateUpload:
 		return pl.upload(ctx, req, in)
-	case "generate":
+	case spec.ModelCreateGenerate:
 		return pl.generate(ctx, req, in)
 	}
 	return nil, pipelines.Failf("model-create: unknown type %q (want generate or upload)", in.Type)
@@ -406,12 +394,6 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 		return nil, pipelines.Failf("model-create: generate needs the preset model library, and none is installed (run scripts/setup-presets.sh)")
 	}
 	n := in.SampleCount
-	if n <= 0 {
-		n = 1
-	}
-	if n > MaxSamples {
-		return nil, pipelines.Failf("model-create: sampleCount must be 1 to %d, got %d", MaxSamples, n)
-	}
 	// Read every reference before the image work, failing early.
 	var pt poseTarget
 	switch {
@@ -649,7 +631,7 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 		if err != nil {
 			return nil, jobErr(ctx, err)
 		}
-		if err := pipelines.CheckError("model-create", sty.Checks); err != nil {
+		if err := pipelines.CheckError(spec.ModelModelCreate, sty.Checks); err != nil {
 			return nil, err
 		}
 		img, checks = sty.Image, append(checks, sty.Checks...)
