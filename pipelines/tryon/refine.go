@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/color"
 	"image/draw"
-	"math"
 
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/generative"
@@ -33,30 +31,6 @@ const (
 	refineGrowPx = 3
 )
 
-// basicColours name a garment's dominant colour for the prompt.
-var basicColours = []struct {
-	name string
-	c    [3]float64
-}{
-	{"white", [3]float64{240, 240, 240}}, {"black", [3]float64{20, 20, 20}}, {"grey", [3]float64{128, 128, 128}},
-	{"red", [3]float64{200, 30, 30}}, {"orange", [3]float64{240, 140, 30}}, {"yellow", [3]float64{235, 215, 50}},
-	{"green", [3]float64{40, 150, 60}}, {"blue", [3]float64{40, 80, 200}}, {"navy", [3]float64{25, 35, 80}},
-	{"purple", [3]float64{120, 50, 150}}, {"pink", [3]float64{240, 150, 180}}, {"brown", [3]float64{120, 80, 45}},
-	{"beige", [3]float64{215, 195, 160}},
-}
-
-// colourWord is the nearest basic colour name.
-func colourWord(c color.RGBA) string {
-	best, bestD := "", math.Inf(1)
-	for _, b := range basicColours {
-		d := math.Pow(float64(c.R)-b.c[0], 2) + math.Pow(float64(c.G)-b.c[1], 2) + math.Pow(float64(c.B)-b.c[2], 2)
-		if d < bestD {
-			best, bestD = b.name, d
-		}
-	}
-	return best
-}
-
 // refinePrompt describes the garment from its analysis.
 func refinePrompt(g *garment.Garment) string {
 	noun := map[string]string{garment.KindTop: "top", garment.KindBottom: "trousers", garment.KindFull: "dress"}[g.Kind]
@@ -70,7 +44,7 @@ func refinePrompt(g *garment.Garment) string {
 	if noun == "trousers" {
 		article = ""
 	}
-	return fmt.Sprintf("a fashion photo of a person wearing %s%s %s, realistic fabric, natural folds and seams, matching the photo's lighting", article, colourWord(g.Dominant), noun)
+	return fmt.Sprintf("a fashion photo of a person wearing %s%s %s, realistic fabric, natural folds and seams, matching the photo's lighting", article, generative.ColourWord(g.Dominant), noun)
 }
 
 // refine inpaints the transferred garment's region of out (the subject's
