@@ -6,6 +6,7 @@
 package mask
 
 import (
+	"fashiond/pipelines/raster"
 	"image"
 	"math"
 )
@@ -272,60 +273,34 @@ func BBox(m *image.Gray) image.Rectangle {
 	return image.Rect(x0, y0, x1+1, y1+1)
 }
 
-// BoxBlur blurs a float field of w x h with a box of radius r (separable,
-// clamped at the borders), in place semantics: it returns a new slice.
+// BoxBlur blurs a float field of w x h with one box of radius r
+// (separable, clamped at the borders: raster.BoxBlurH and BoxBlurV) into a
+// new slice.
 func BoxBlur(src []float32, w, h, r int) []float32 {
+	out := append([]float32(nil), src...)
 	if r <= 0 {
-		return append([]float32(nil), src...)
+		return out
 	}
-	tmp := make([]float32, w*h)
-	out := make([]float32, w*h)
-	for y := 0; y < h; y++ {
-		row := src[y*w : (y+1)*w]
-		o := tmp[y*w : (y+1)*w]
-		boxLine(row, o, r, 1)
-	}
-	col := make([]float32, h)
-	oc := make([]float32, h)
-	for x := 0; x < w; x++ {
-		for y := 0; y < h; y++ {
-			col[y] = tmp[y*w+x]
-		}
-		boxLine(col, oc, r, 1)
-		for y := 0; y < h; y++ {
-			out[y*w+x] = oc[y]
-		}
-	}
+	in := &raster.Plane{W: w, H: h, P: out}
+	tmp := raster.NewPlane(w, h)
+	raster.BoxBlurH(tmp, in, r)
+	raster.BoxBlurV(in, tmp, r)
 	return out
 }
 
-func boxLine(in, out []float32, r, _ int) {
-	n := len(in)
-	var s float64
-	at := func(i int) float64 { return float64(in[min(max(i, 0), n-1)]) }
-	for i := -r; i <= r; i++ {
-		s += at(i)
-	}
-	k := float64(2*r + 1)
-	for i := 0; i < n; i++ {
-		out[i] = float32(s / k)
-		s += at(i+r+1) - at(i-r)
-	}
-}
+// minGaussSigma: a blur narrower than this leaves the field as it is.
+const minGaussSigma = 0.3
 
 // GaussBlur approximates a Gaussian of standard deviation sigma with three
-// box blurs.
+// box blurs (raster.BoxBlur3) into a new slice.
 func GaussBlur(src []float32, w, h int, sigma float64) []float32 {
-	if sigma <= 0.3 {
-		return append([]float32(nil), src...)
+	out := append([]float32(nil), src...)
+	if sigma <= minGaussSigma {
+		return out
 	}
 	// Box radius giving the same variance over three passes.
 	r := int(math.Round((math.Sqrt(4*sigma*sigma+1) - 1) / 2))
-	r = max(r, 1)
-	out := src
-	for range 3 {
-		out = BoxBlur(out, w, h, r)
-	}
+	raster.BoxBlur3(out, w, h, max(r, 1))
 	return out
 }
 

@@ -25,41 +25,15 @@ func CopyRGBA(img image.Image) *image.RGBA {
 }
 
 // BoxBlur3 blurs a w x h float plane in place with three passes of a box
-// of radius r (close to a Gaussian of sigma ~ r), edges clamped; r < 1
-// leaves it as it is. Each pass runs the rows, then the columns, in
-// parallel bands; the result does not depend on the split.
+// of radius r (BoxBlurH then BoxBlurV; close to a Gaussian of sigma ~ r),
+// edges clamped; r < 1 leaves it as it is.
 func BoxBlur3(p []float32, w, h, r int) {
 	if r < 1 {
 		return
 	}
-	tmp := make([]float32, len(p))
-	inv := 1 / float32(2*r+1)
+	pl, tmp := &Plane{W: w, H: h, P: p}, NewPlane(w, h)
 	for range 3 {
-		ParallelRows(h, func(y0, y1 int) {
-			for y := y0; y < y1; y++ {
-				row := p[y*w : (y+1)*w]
-				out := tmp[y*w : (y+1)*w]
-				var s float32
-				for k := -r; k <= r; k++ {
-					s += row[min(max(k, 0), w-1)]
-				}
-				for x := 0; x < w; x++ {
-					out[x] = s * inv
-					s += row[min(x+r+1, w-1)] - row[max(x-r, 0)]
-				}
-			}
-		})
-		ParallelRows(w, func(x0, x1 int) {
-			for x := x0; x < x1; x++ {
-				var s float32
-				for k := -r; k <= r; k++ {
-					s += tmp[min(max(k, 0), h-1)*w+x]
-				}
-				for y := 0; y < h; y++ {
-					p[y*w+x] = s * inv
-					s += tmp[min(y+r+1, h-1)*w+x] - tmp[max(y-r, 0)*w+x]
-				}
-			}
-		})
+		BoxBlurH(tmp, pl, r)
+		BoxBlurV(pl, tmp, r)
 	}
 }

@@ -84,7 +84,7 @@ func pushPull(img *image.RGBA, hole []bool) *image.RGBA {
 			if wt > 0 {
 				v = levels[0].c[i*3+k] / wt
 			}
-			out.Pix[i*4+k] = uint8(clampf(v, 0, 255) + 0.5)
+			out.Pix[i*4+k] = uint8(min(max(v, 0), 255) + 0.5)
 		}
 		out.Pix[i*4+3] = 255
 	}
@@ -93,8 +93,8 @@ func pushPull(img *image.RGBA, hole []bool) *image.RGBA {
 
 // sampleCh samples channel k of an interleaved 3-channel float plane.
 func sampleCh(p []float32, w, h, k int, fx, fy float32) float32 {
-	fx = clampf(fx, 0, float32(w-1))
-	fy = clampf(fy, 0, float32(h-1))
+	fx = min(max(fx, 0), float32(w-1))
+	fy = min(max(fy, 0), float32(h-1))
 	x0, y0 := int(fx), int(fy)
 	x1, y1 := min(x0+1, w-1), min(y0+1, h-1)
 	ax, ay := fx-float32(x0), fy-float32(y0)

@@ -2,8 +2,6 @@ package scene
 
 import (
 	"image"
-	"runtime"
-	"sync"
 
 	xdraw "golang.org/x/image/draw"
 
@@ -70,11 +68,11 @@ func boxH(src, dst []uint8, w, h, stride, r int) {
 			for c := 0; c < 3; c++ {
 				var s int
 				for k := -r; k <= r; k++ {
-					s += int(row[clampi(k, 0, w-1)*4+c])
+					s += int(row[min(max(k, 0), w-1)*4+c])
 				}
 				for x := 0; x < w; x++ {
 					out[x*4+c] = uint8(float64(s)*inv + 0.5)
-					s += int(row[clampi(x+r+1, 0, w-1)*4+c]) - int(row[clampi(x-r, 0, w-1)*4+c])
+					s += int(row[min(max(x+r+1, 0), w-1)*4+c]) - int(row[min(max(x-r, 0), w-1)*4+c])
 				}
 			}
 			for x := 0; x < w; x++ {
@@ -84,58 +82,27 @@ func boxH(src, dst []uint8, w, h, stride, r int) {
 	})
 }
 
-// boxV is the vertical counterpart of boxH.
+// boxV is the vertical counterpart of boxH (bands of columns in
+// parallel).
 func boxV(src, dst []uint8, w, h, stride, r int) {
-	n := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	step := (w + n - 1) / n
-	for x0 := 0; x0 < w; x0 += step {
-		x1 := min(x0+step, w)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			inv := 1.0 / float64(2*r+1)
-			for x := x0; x < x1; x++ {
-				for c := 0; c < 4; c++ {
-					if c == 3 {
-						for y := 0; y < h; y++ {
-							dst[y*stride+x*4+3] = src[y*stride+x*4+3]
-						}
-						continue
-					}
-					var s int
-					for k := -r; k <= r; k++ {
-						s += int(src[clampi(k, 0, h-1)*stride+x*4+c])
-					}
-					for y := 0; y < h; y++ {
-						dst[y*stride+x*4+c] = uint8(float64(s)*inv + 0.5)
-						s += int(src[clampi(y+r+1, 0, h-1)*stride+x*4+c]) - int(src[clampi(y-r, 0, h-1)*stride+x*4+c])
-					}
+	raster.ParallelRows(w, func(x0, x1 int) {
+		inv := 1.0 / float64(2*r+1)
+		for x := x0; x < x1; x++ {
+			for y := 0; y < h; y++ {
+				dst[y*stride+x*4+3] = src[y*stride+x*4+3]
+			}
+			for c := 0; c < 3; c++ {
+				var s int
+				for k := -r; k <= r; k++ {
+					s += int(src[min(max(k, 0), h-1)*stride+x*4+c])
+				}
+				for y := 0; y < h; y++ {
+					dst[y*stride+x*4+c] = uint8(float64(s)*inv + 0.5)
+					s += int(src[min(max(y+r+1, 0), h-1)*stride+x*4+c]) - int(src[min(max(y-r, 0), h-1)*stride+x*4+c])
 				}
 			}
-		}()
-	}
-	wg.Wait()
-}
-
-func clampi(v, lo, hi int) int {
-	if v < lo {
-		return lo
-	}
-	if v > hi {
-		return hi
-	}
-	return v
-}
-
-func clampf(v, lo, hi float32) float32 {
-	if v < lo {
-		return lo
-	}
-	if v > hi {
-		return hi
-	}
-	return v
+		}
+	})
 }
 
 // SampleBilinear returns the bilinearly interpolated RGBA at (fx, fy) of a

@@ -294,13 +294,13 @@ func fillBackground(src *image.RGBA, mask *image.Gray) (*image.Gray, *image.RGBA
 		if !v {
 			continue
 		}
-		a := clampf(dIn[i]/fillBlendPx, 0, 1)
+		a := min(max(dIn[i]/fillBlendPx, 0), 1)
 		a = a * a * (3 - 2*a)
 		n := noise[i] * gain
 		for c := 0; c < 3; c++ {
 			f := float32(up.Pix[i*4+c]) + n
 			o := float32(src.Pix[i*4+c])
-			bg.Pix[i*4+c] = uint8(clampf(o*(1-a)+f*a, 0, 255) + 0.5)
+			bg.Pix[i*4+c] = uint8(min(max(o*(1-a)+f*a, 0), 255) + 0.5)
 		}
 		bg.Pix[i*4+3] = 255
 	}
@@ -364,7 +364,7 @@ func inpaintSmall(src *image.RGBA, holeMask *image.Gray) (*image.RGBA, error) {
 		if !v {
 			continue
 		}
-		a := clampf((depthIn[i]-membraneFrom)/membraneRamp, 0, 1)
+		a := min(max((depthIn[i]-membraneFrom)/membraneRamp, 0), 1)
 		for c := 0; c < 3; c++ {
 			filled.Pix[i*4+c] = uint8(float32(filled.Pix[i*4+c])*(1-a) + float32(smooth.Pix[i*4+c])*a + 0.5)
 		}
@@ -444,8 +444,8 @@ func personDepth(ground *models.Depth, mask *image.Gray) *models.Depth {
 			if a == 0 {
 				continue
 			}
-			bulge := clampf(dist[i]/rad, 0, 1)
-			pd := clampf(foot+0.12+0.1*bulge, 0, 1)
+			bulge := min(max(dist[i]/rad, 0), 1)
+			pd := min(max(foot+0.12+0.1*bulge, 0), 1)
 			d.Data[i] = d.Data[i]*(1-a) + pd*a
 		}
 	}
@@ -546,7 +546,7 @@ func ExtendAt(bg image.Image, w, h int, at image.Point) *image.RGBA {
 				if dx == 0 && dy == 0 {
 					continue
 				}
-				a := clampf(float32(math.Hypot(float64(dx), float64(dy)))/ramp, 0, 1)
+				a := min(max(float32(math.Hypot(float64(dx), float64(dy)))/ramp, 0), 1)
 				a = a * (2 - a) // ease out: blur reaches full strength quickly
 				i := y*out.Stride + x*4
 				for c := 0; c < 3; c++ {
