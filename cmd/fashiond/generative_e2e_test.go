@@ -1,0 +1,581 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"fashiond/ffmpeg"
+	"fashiond/models"
+	"fashiond/models/testenv"
+	"fashiond/pipelines/body"
+	"fashiond/pipelines/generative"
+	"fashiond/pipelines/mask"
+	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/raster"
+	"fashiond/spec"
+)
+
+// Issue 13's acceptance through the API: a real `fashiond serve` whose
+// models directory holds the perception models and the three oracle
+// contract models installed by `fashiond models install` (text-to-image,
+// inpainting, CatVTON-layout try-on), one job per model_name; then a serve
+// with no generative model, the same jobs.
+
+// Tuning of the acceptance test's comparisons.
+const (
+	// oracleTryOnW, oracleTryOnH are oracle-catvton's person size (its
+	// fashiond.json).
+	oracleTryOnW, oracleTryOnH = 192, 256
+	// oracleColourTol is how far (max over channels) a pixel of the try-on
+	// region may be from the oracle's colour (the outputs are JPEG).
+	oracleColourTol = 10
+	// oracleColourShare is the least share of the changed pixels that must
+	// take the oracle's colour (the rest: the blend band and the latent
+	// cells on the mask's edge, which keep the masked person).
+	oracleColourShare = 0.6
+	// bandShare is the blend band around a subject, as a share of the
+	// image's diagonal, for outputs that went through the tier resampling.
+	bandShare = 0.02
+	// changedLevel is the per-channel difference that counts as changed
+	// after the tier resampling.
+	changedLevel = 12
+	// strayShare is the most of the preserved pixels that may change by
+	// more than changedLevel (tier resampling of the changed region's
+	// edge, super-resolution's receptive field).
+	strayShare = 0.003
+)
+
+// oracles are the contract models the operator installs, by name.
+var oracles = []string{"oracle-inpaint", "oracle-t2i", "oracle-catvton"}
+
+// genJob is the status body with the per-output information.
+type genJob struct {
+	ID      string   `json:"id"`
+	Status  string   `json:"status"`
+	Error   *string  `json:"error"`
+	Output  []string `json:"output"`
+	Outputs []struct {
+		Path   string   `json:"path"`
+		Method string   `json:"method"`
+		Notes  []string `json:"notes"`
+	} `json:"outputs_info"`
+}
+
+// modelEntry is one row of GET /v1/models.
+type modelEntry struct {
+	Name             string   `json:"name"`
+	Served           bool     `json:"served"`
+	Stages           string   `json:"stages"`
+	GenerativeModels []string `json:"generative_models"`
+}
+
+// genCase is one job of the acceptance test.
+type genCase struct {
+	model  string
+	inputs map[string]any
+	// method and note are substrings of the generative output's method
+	// and notes; fallback: with the oracles the output is a reference one
+	// whose note says why (no person in the generated photo).
+	method, note string
+	fallback     bool
+	// uses are the installed models GET /v1/models names for the model
+	// (in any order).
+	uses []string
+}
+
+func genCases(t *testing.T) []genCase {
+	uri := func(rel string) string { return pipelinetest.DataURI(t, rel) }
+	noPerson := `the installed text-to-image model "oracle-t2i" made no usable model photo (sample 1: no person found in it); a preset model photo was used instead`
+	return []genCase{
+		{"tryon", map[string]any{"personImage": uri("images/fashn_model.webp"), "garmentImage": uri("garments/flatlay_tee_red.png"), "accuracy": "standard"},
+			"try-on(oracle-catvton)", `garment put on by the installed try-on model "oracle-catvton"`, false, []string{"oracle-catvton", "oracle-inpaint"}},
+		{"prompt-tryon", map[string]any{"personImage": uri("images/fashn_model.webp"), "prompt": "a black leather jacket", "quality": "1k"},
+			"oracle-inpaint", `"oracle-inpaint"`, false, []string{"oracle-inpaint"}},
+		{"pose-control", map[string]any{"modelImage": uri("images/codait_man_standing.jpg"), "poses": []map[string]any{{"type": "custom", "text": "hands on hips"}}, "quality": "1k"},
+			"generative-background(oracle-inpaint)", `"oracle-inpaint"`, false, []string{"oracle-inpaint"}},
+		{"image-to-video", map[string]any{"imageUrl": uri("images/pexels_woman_portrait.png"), "prompt": "slow zoom in", "duration": 4, "aspectRatio": "16:9"},
+			"background-extension=oracle-inpaint", `"oracle-inpaint"`, false, []string{"oracle-inpaint"}},
+		{"product-to-model", map[string]any{"productImage": uri("garments/flatlay_tee_red.png"), "customPrompt": "a man", "quality": "1k", "ratio": "3:4"},
+			"try-on(oracle-catvton)", noPerson, false, []string{"oracle-t2i", "oracle-catvton"}},
+		{"model-create", map[string]any{"type": "generate", "name": "e2e-gen", "prompt": "a man with short hair", "gender": "male", "quality": "1k"},
+			"", noPerson, true, []string{"oracle-t2i"}},
+		{"angle-generation", map[string]any{"imageUrl": uri("images/codait_man_standing.jpg"), "angleIds": []string{"back"}, "quality": "1k"},
+			"generative-fill(oracle-inpaint)", `"oracle-inpaint"`, false, []string{"oracle-inpaint", "oracle-t2i"}},
+	}
+}
+
+// modelsDir is a models directory holding the node's perception models
+// (links to data/models) and, installed with `fashiond models install` as
+// an operator would, the named contract models.
+func modelsDir(t *testing.T, bin string, install ...string) string {
+	t.Helper()
+	root := pipelinetest.Root()
+	src := testenv.ModelsDir()
+	dir := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == "diffusion" {
+			continue // the node's own generative models are not this test's
+		}
+		if err := os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range install {
+		cmd := exec.Command(bin, "models", "install", "--name", name, filepath.Join(root, "diffusion/testdata/contract", name))
+		cmd.Env = append(os.Environ(), "FASHIOND_MODELS_DIR="+dir, "FASHIOND_ORT_LIB="+testenv.ORTLib(), "FASHIOND_DEVICE=cpu")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("models install %s: %v\n%s", name, err, out)
+		}
+	}
+	return dir
+}
+
+// served is one serve's answers: the status body and decoded first output
+// (a video's first frame) per model, and GET /v1/models.
+type served struct {
+	jobs   map[string]genJob
+	images map[string]image.Image
+	models map[string]modelEntry
+}
+
+// serveJobs starts `fashiond serve` over the models directory, submits
+// every case's job, waits for them, fetches the outputs and stops.
+func serveJobs(t *testing.T, bin, models string, cases []genCase) served {
+	t.Helper()
+	data := t.TempDir()
+	if err := os.Symlink(filepath.Join(pipelinetest.Root(), "data", "presets"), filepath.Join(data, "presets")); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	s := &server{t: t, bin: bin, base: "http://" + addr}
+	s.env = append(os.Environ(),
+		"FASHIOND_DATA_DIR="+data, "FASHIOND_ADDR="+addr, "FASHIOND_API_KEYS="+testKey+":1000",
+		"FASHIOND_MODELS_DIR="+models, "FASHIOND_ORT_LIB="+testenv.ORTLib(), "FASHIOND_DEVICE=cpu",
+		"FASHIOND_LOG_LEVEL=warn", "FASHIOND_REDIS_URL=")
+	s.start()
+	defer s.stop()
+	out := served{jobs: map[string]genJob{}, images: map[string]image.Image{}, models: modelsList(t, s)}
+	ids := map[string]string{}
+	for _, c := range cases {
+		var j genJob
+		if code, _ := s.do("POST", "/v1/run", testKey, map[string]any{"model_name": c.model, "inputs": c.inputs}, &j); code != 200 && code != 201 {
+			t.Fatalf("%s: submit HTTP %d %+v", c.model, code, j)
+		}
+		ids[c.model] = j.ID
+	}
+	for _, c := range cases {
+		j := waitGen(t, s, ids[c.model])
+		out.jobs[c.model] = j
+		if len(j.Output) > 0 {
+			out.images[c.model] = fetchOutput(t, j.Output[0])
+		}
+	}
+	return out
+}
+
+// modelsList reads GET /v1/models once every model reports its stages.
+func modelsList(t *testing.T, s *server) map[string]modelEntry {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var m struct{ Models []modelEntry }
+		s.do("GET", "/v1/models", testKey, nil, &m)
+		out := map[string]modelEntry{}
+		known := true
+		for _, e := range m.Models {
+			out[e.Name] = e
+			known = known && e.Stages != ""
+		}
+		if known || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// waitGen polls a job's status until it leaves "starting".
+func waitGen(t *testing.T, s *server, id string) genJob {
+	t.Helper()
+	deadline := time.Now().Add(8 * time.Minute)
+	for time.Now().Before(deadline) {
+		var j genJob
+		if code, _ := s.do("GET", "/v1/status/"+id, testKey, nil, &j); code != 200 {
+			t.Fatalf("status %s: HTTP %d", id, code)
+		}
+		if j.Status != spec.StatusStarting {
+			return j
+		}
+		time.Sleep(time.Second)
+	}
+	t.Fatalf("job %s did not finish:\n%s", id, s.log)
+	return genJob{}
+}
+
+// fetchOutput downloads an output: an image, or a video's first frame.
+func fetchOutput(t *testing.T, url string) image.Image {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("output %s: HTTP %d %v", url, resp.StatusCode, err)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "video/") {
+		p := filepath.Join(t.TempDir(), "out.mp4")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		img, err := ffmpeg.FrameAt(context.Background(), p, 0)
+		if err != nil {
+			t.Fatalf("first frame of %s: %v", url, err)
+		}
+		return img
+	}
+	img, _, err := image.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("output %s: %v", url, err)
+	}
+	return img
+}
+
+// contractModelsPresent reports whether make setup built the oracles.
+func contractModelsPresent() bool {
+	for _, name := range oracles {
+		if _, err := os.Stat(filepath.Join(pipelinetest.Root(), "diffusion/testdata/contract", name, "unet", "model.onnx")); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// TestGenerativeAcceptance is issue 13's acceptance through the API (see
+// the file comment): per model_name the status word, the path, the method
+// and notes naming the installed model (or the fallback note), the stages
+// and models of GET /v1/models, the regions the generative stage owns and
+// those it must preserve; with no generative model, path reference.
+func TestGenerativeAcceptance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test of the binary")
+	}
+	if !contractModelsPresent() {
+		t.Skip("the oracle contract models are absent: run make setup-contract-models")
+	}
+	bin := buildBinary(t)
+	cases := genCases(t)
+	gen := serveJobs(t, bin, modelsDir(t, bin, oracles...), cases)
+	ref := serveJobs(t, bin, modelsDir(t, bin), cases)
+	p := pipelinetest.Perception(t)
+	for _, c := range cases {
+		t.Run(c.model, func(t *testing.T) {
+			checkStatus(t, c, gen, ref)
+			testenv.WritePNG(t, "accept_"+c.model+"_generative.png", gen.images[c.model])
+			testenv.WritePNG(t, "accept_"+c.model+"_reference.png", ref.images[c.model])
+			checkRegions(t, p, c.model, gen.images[c.model], ref.images[c.model])
+		})
+	}
+}
+
+// checkStatus: the status word, path, method and notes of the generative
+// serve's output, path reference without generative models, and the
+// stages GET /v1/models reports on each serve.
+func checkStatus(t *testing.T, c genCase, gen, ref served) {
+	t.Helper()
+	want := spec.SuccessStatus(c.model)
+	for _, s := range []struct {
+		name string
+		sv   served
+	}{{"with the oracles", gen}, {"without generative models", ref}} {
+		j := s.sv.jobs[c.model]
+		if j.Status != want || j.Error != nil || len(j.Output) != 1 || len(j.Outputs) != 1 {
+			t.Fatalf("%s: job finished as status %q error %v, %d outputs, %d outputs_info; want %q", s.name, j.Status, deref(j.Error), len(j.Output), len(j.Outputs), want)
+		}
+	}
+	o := gen.jobs[c.model].Outputs[0]
+	notes := strings.Join(o.Notes, " | ")
+	wantPath := "generative"
+	if c.fallback {
+		wantPath = "reference"
+	}
+	if o.Path != wantPath || !strings.Contains(o.Method, c.method) || !strings.Contains(notes, c.note) {
+		t.Errorf("with the oracles: path %q method %q notes %s; want path %s, method with %q, a note with %q", o.Path, o.Method, notes, wantPath, c.method, c.note)
+	}
+	if r := ref.jobs[c.model].Outputs[0]; r.Path != "reference" {
+		t.Errorf("without generative models: path %q method %q", r.Path, r.Method)
+	}
+	m := gen.models[c.model]
+	if !m.Served || m.Stages != "generative" || !slices.Equal(slices.Sorted(slices.Values(m.GenerativeModels)), slices.Sorted(slices.Values(c.uses))) {
+		t.Errorf("GET /v1/models with the oracles: %+v, want stages generative with %v", m, c.uses)
+	}
+	if m := ref.models[c.model]; !m.Served || m.Stages != "reference" || len(m.GenerativeModels) != 0 {
+		t.Errorf("GET /v1/models without generative models: %+v, want stages reference", m)
+	}
+	t.Logf("%s: %s, method %s", c.model, o.Path, o.Method)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
+// checkRegions compares the generative output with the reference one (and
+// the input photo) where the model's stage owns a region and where the
+// pipeline must preserve the photo. product-to-model and model-create
+// choose their preset by the job id, so two jobs' photos may differ: their
+// regions are checked by the package tests, not here.
+func checkRegions(t *testing.T, p models.Perception, model string, gen, ref image.Image) {
+	t.Helper()
+	if gen == nil || ref == nil || gen.Bounds().Size() != ref.Bounds().Size() {
+		t.Fatalf("outputs %v and %v", bounds(gen), bounds(ref))
+	}
+	g, r := raster.CopyRGBA(gen), raster.CopyRGBA(ref)
+	switch model {
+	case "tryon":
+		checkTryOnRegions(t, p, g, r)
+	case "prompt-tryon":
+		a := analyze(t, p, r)
+		band := bandShare * diag(r.Rect)
+		checkStray(t, "outside the subject's region and band", g, r, complement(mask.Dilate(a.EditAlpha(), band)))
+		checkStray(t, "the subject's face", g, r, faceBox(a, r.Rect))
+		checkOwned(t, "the subject's garment region", g, r, a.EditAlpha(), 0.2)
+	case "pose-control":
+		a := analyze(t, p, r)
+		checkStray(t, "the re-posed person", g, r, mask.Erode(a.EditAlpha(), bandShare*diag(r.Rect)))
+		checkOwned(t, "the background the person uncovered", g, r, complement(a.EditAlpha()), 0.005)
+	case "image-to-video":
+		inside, outside := photoColumns(t, r.Rect)
+		checkStray(t, "the photo's own area of the first frame", g, r, inside)
+		checkOwned(t, "the background extension of the first frame", g, r, outside, 0.5)
+	case "angle-generation":
+		checkOwned(t, "the back view", g, r, full(r.Rect), 0.005)
+	}
+}
+
+func bounds(img image.Image) any {
+	if img == nil {
+		return "none"
+	}
+	return img.Bounds()
+}
+
+func diag(r image.Rectangle) float64 { return math.Hypot(float64(r.Dx()), float64(r.Dy())) }
+
+func analyze(t *testing.T, p models.Perception, img image.Image) *body.Analysis {
+	t.Helper()
+	a, err := body.Analyze(context.Background(), p, img)
+	if err != nil {
+		t.Fatalf("body analysis of the reference output: %v", err)
+	}
+	return a
+}
+
+// complement is the mask of the pixels m leaves out.
+func complement(m *image.Gray) *image.Gray {
+	out := image.NewGray(m.Rect)
+	for i, v := range m.Pix {
+		if v < 128 {
+			out.Pix[i] = 255
+		}
+	}
+	return out
+}
+
+func full(r image.Rectangle) *image.Gray {
+	m := image.NewGray(image.Rect(0, 0, r.Dx(), r.Dy()))
+	for i := range m.Pix {
+		m.Pix[i] = 255
+	}
+	return m
+}
+
+// faceBox is the subject's face box as a mask (empty without a face).
+func faceBox(a *body.Analysis, r image.Rectangle) *image.Gray {
+	m := image.NewGray(image.Rect(0, 0, r.Dx(), r.Dy()))
+	if f := a.SubjectPerson().Face; f != nil {
+		box := image.Rect(int(f.Box[0]), int(f.Box[1]), int(f.Box[2]), int(f.Box[3])).Intersect(m.Rect)
+		for y := box.Min.Y; y < box.Max.Y; y++ {
+			for x := box.Min.X; x < box.Max.X; x++ {
+				m.Pix[y*m.Stride+x] = 255
+			}
+		}
+	}
+	return m
+}
+
+// changed is the mask of pixels whose channels differ by more than level.
+func changed(a, b *image.RGBA, level int) *image.Gray {
+	m := image.NewGray(image.Rect(0, 0, a.Rect.Dx(), a.Rect.Dy()))
+	for i := range m.Pix {
+		for c := range 3 {
+			if d := int(a.Pix[4*i+c]) - int(b.Pix[4*i+c]); d > level || -d > level {
+				m.Pix[i] = 255
+				break
+			}
+		}
+	}
+	return m
+}
+
+// shareIn is the share of region's pixels set in m (and the region's size).
+func shareIn(m, region *image.Gray) (float64, int) {
+	n, k := 0, 0
+	for i, v := range region.Pix {
+		if v >= 128 {
+			n++
+			if m.Pix[i] >= 128 {
+				k++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return float64(k) / float64(n), n
+}
+
+// checkStray: inside a preserved region at most strayShare of the pixels
+// differ between the generative and the reference output by more than
+// changedLevel.
+func checkStray(t *testing.T, what string, g, r *image.RGBA, region *image.Gray) {
+	t.Helper()
+	s, n := shareIn(changed(g, r, changedLevel), region)
+	if n == 0 || s > strayShare {
+		t.Errorf("%s (%d pixels): %.2f%% changed, want at most %.2f%%", what, n, 100*s, 100*strayShare)
+	}
+	t.Logf("%s (%d pixels): %.3f%% changed", what, n, 100*s)
+}
+
+// checkOwned: inside the region the generative stage owns, at least least
+// of the pixels differ from the reference output.
+func checkOwned(t *testing.T, what string, g, r *image.RGBA, region *image.Gray, least float64) {
+	t.Helper()
+	s, n := shareIn(changed(g, r, changedLevel), region)
+	if n == 0 || s < least {
+		t.Errorf("%s (%d pixels): %.2f%% changed, want at least %.2f%%", what, n, 100*s, 100*least)
+	}
+	t.Logf("%s (%d pixels): %.2f%% changed", what, n, 100*s)
+}
+
+// photoColumns splits a 16:9 first frame of the portrait photo (framed
+// contain+extend: the photo centred at the frame's height) into the
+// photo's own columns and the extension beyond them, each a band away
+// from the photo's edges.
+func photoColumns(t *testing.T, r image.Rectangle) (inside, outside *image.Gray) {
+	t.Helper()
+	ph := pipelinetest.Image(t, "images/pexels_woman_portrait.png").Bounds()
+	w := float64(r.Dy()) * float64(ph.Dx()) / float64(ph.Dy())
+	x0, x1 := (float64(r.Dx())-w)/2, (float64(r.Dx())+w)/2
+	band := bandShare * diag(r)
+	inside, outside = image.NewGray(image.Rect(0, 0, r.Dx(), r.Dy())), image.NewGray(image.Rect(0, 0, r.Dx(), r.Dy()))
+	for y := range r.Dy() {
+		for x := range r.Dx() {
+			fx := float64(x) + 0.5
+			switch {
+			case fx > x0+band && fx < x1-band:
+				inside.Pix[y*inside.Stride+x] = 255
+			case fx < x0-band || fx > x1+band:
+				outside.Pix[y*outside.Stride+x] = 255
+			}
+		}
+	}
+	return inside, outside
+}
+
+// checkTryOnRegions: tryon's output is at the photo's size; against the
+// reference output (the warp), everything outside the subject's region
+// and band and inside its face box is unchanged, and at least
+// oracleColourShare of the pixels the try-on model changed take the
+// oracle's colour (the mean of the garment photo as fed to it).
+func checkTryOnRegions(t *testing.T, p models.Perception, g, r *image.RGBA) {
+	t.Helper()
+	a := analyze(t, p, r)
+	checkStray(t, "outside the subject's region and band", g, r, complement(mask.Dilate(a.EditAlpha(), bandShare*diag(r.Rect))))
+	checkStray(t, "the subject's face", g, r, faceBox(a, r.Rect))
+	crop := a.CropRect()
+	want := fedGarmentMean(t, crop.Dx(), crop.Dy())
+	region := changed(g, r, changedLevel)
+	n, k := 0, 0
+	for i, v := range region.Pix {
+		if v < 128 {
+			continue
+		}
+		n++
+		near := true
+		for c := range 3 {
+			near = near && math.Abs(float64(g.Pix[4*i+c])-want[c]) <= oracleColourTol
+		}
+		if near {
+			k++
+		}
+	}
+	if n < 5000 || float64(k) < oracleColourShare*float64(n) {
+		t.Errorf("try-on region: %d of %d changed pixels within %d levels of the oracle's colour %.1f, want at least %.0f%%", k, n, oracleColourTol, want, 100*oracleColourShare)
+	}
+	t.Logf("try-on region: %d of %d changed pixels (%.1f%%) take the oracle's colour %.1f", k, n, 100*float64(k)/float64(max(n, 1)), want)
+}
+
+// fedGarmentMean is the mean colour of the garment photo as the try-on
+// model is fed it for a w×h crop: the colour oracle-catvton paints.
+func fedGarmentMean(t *testing.T, w, h int) [3]float64 {
+	fw, fh := generative.TryOnSize(w, h, oracleTryOnW, oracleTryOnH)
+	fed := generative.PadGarment(pipelinetest.Image(t, "garments/flatlay_tee_red.png"), fw, fh)
+	var m [3]float64
+	for i := 0; i < len(fed.Pix); i += 4 {
+		for c := range 3 {
+			m[c] += float64(fed.Pix[i+c]) / float64(fw*fh)
+		}
+	}
+	return m
+}
+
+// TestInstallTryOnModelSaysHowItIsUsed: `fashiond models install` of a
+// try-on model prints how the model is used (by the API's tryon and
+// product-to-model jobs), not a `fashiond generate` example that would be
+// refused; an inpainting model's example has --image and --mask; and
+// `fashiond generate` refuses the try-on model saying why.
+func TestInstallTryOnModelSaysHowItIsUsed(t *testing.T) {
+	if !contractModelsPresent() {
+		t.Skip("the oracle contract models are absent: run make setup-contract-models")
+	}
+	dir := t.TempDir()
+	common := []string{"--models-dir", dir, "--ort-lib", testenv.ORTLib(), "--device", "cpu"}
+	cases := []struct{ name, want, not string }{
+		{"oracle-catvton", "used by the API's tryon and product-to-model jobs", "try it: fashiond generate"},
+		{"oracle-inpaint", "try it: fashiond generate --model oracle-inpaint --image photo.png --mask mask.png", "used by the API"},
+		{"oracle-t2i", "try it: fashiond generate --model oracle-t2i --prompt", "--mask"},
+	}
+	for _, c := range cases {
+		var out bytes.Buffer
+		src := filepath.Join(pipelinetest.Root(), "diffusion/testdata/contract", c.name)
+		if err := runModels(context.Background(), append([]string{"install", src, "--name", c.name}, common...), &out); err != nil {
+			t.Fatalf("install %s: %v\n%s", c.name, err, out.String())
+		}
+		if !strings.Contains(out.String(), c.want) || strings.Contains(out.String(), c.not) {
+			t.Errorf("install %s printed:\n%s\nwant %q, not %q", c.name, out.String(), c.want, c.not)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	err := runGenerate(context.Background(), append([]string{"--model", "oracle-catvton", "--prompt", "a shirt", "--out", filepath.Join(t.TempDir(), "o.png")}, common...), &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "is a try-on model") {
+		t.Errorf("generate on the try-on model: %v", err)
+	}
+}
