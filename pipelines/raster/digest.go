@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"image"
+	"strings"
 )
 
 // Digest is the SHA-256 (hex) of an image's size and RGBA pixels, row by
@@ -21,4 +22,45 @@ func Digest(img *image.RGBA) string {
 		h.Write(img.Pix[o : o+w*4])
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ParseDigests reads a list of digests in sha256sum's layout: one
+// "<64 hex digits>  <name>" a line (the name may hold spaces); blank lines
+// and lines starting with # are skipped. A malformed line or a name given
+// twice is an error naming its line.
+func ParseDigests(text string) (map[string]string, error) {
+	out := map[string]string{}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		sum, name, ok := strings.Cut(line, "  ")
+		if _, err := hex.DecodeString(sum); !ok || err != nil || len(sum) != sha256.Size*2 || name == "" {
+			return nil, fmt.Errorf("digest list line %d: want \"<64 hex digits>  <name>\", got %q", i+1, line)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("digest list line %d: %q listed twice", i+1, name)
+		}
+		out[name] = sum
+	}
+	return out, nil
+}
+
+// CheckDigest says whether img's digest is the one the list (ParseDigests'
+// layout) records for name; the error names the image, both digests and
+// the line to record when the change is meant.
+func CheckDigest(list, name string, img *image.RGBA) error {
+	want, err := ParseDigests(list)
+	if err != nil {
+		return err
+	}
+	got := Digest(img)
+	switch w, ok := want[name]; {
+	case !ok:
+		return fmt.Errorf("no digest recorded for %q (record %q)", name, got+"  "+name)
+	case w != got:
+		return fmt.Errorf("%q: digest %s, recorded %s: the output pixels changed (record %q if that is meant)", name, got, w, got+"  "+name)
+	}
+	return nil
 }
