@@ -112,6 +112,7 @@ func TestAngleGenerationAllSix(t *testing.T) {
 					t.Errorf("progress %d is %q, want %s", i, details[i], ids[i])
 				}
 				dump(t, fmt.Sprintf("angles_%s_%d_%s.png", name, i, ids[i]), o.Image)
+				checkGolden(t, name+"/"+ids[i], o.Image)
 				// re-framing shifts the person horizontally: compare at the
 				// best horizontal alignment
 				d := shiftedMAD(o.Image, srcTier)
@@ -227,6 +228,7 @@ func TestBackViewHidesTheFace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkGolden(t, "back-layer/astronaut", person)
 	w := r.s.Image.Rect.Dx()
 	f := r.faces[0].Box
 	// the inner face: eyes to mouth
