@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func TestParseSentinel(t *testing.T) {
@@ -41,6 +43,43 @@ func TestParseSentinel(t *testing.T) {
 			}
 			got := []any{f.MasterName, f.Username, f.Password, f.DB, f.SentinelUsername, f.SentinelPassword}
 			want := []any{tc.master, tc.user, tc.pass, tc.db, tc.sentUser, tc.sentPasswd}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestParseCluster(t *testing.T) {
+	tests := []struct {
+		url        string
+		addrs      []string
+		user, pass string
+		wait       int
+		timeout    time.Duration
+	}{
+		{url: "redis+cluster://10.0.0.1:7000,10.0.0.2:7001,10.0.0.3:7002",
+			addrs: []string{"10.0.0.1:7000", "10.0.0.2:7001", "10.0.0.3:7002"}, timeout: DefaultWaitTimeout},
+		{url: "redis+cluster://:s3cret@n1,n2:7000/",
+			addrs: []string{"n1:6379", "n2:7000"}, pass: "s3cret", timeout: DefaultWaitTimeout},
+		{url: "REDIS+CLUSTER://app:p%40ss%3Aw%2F%3F@[::1]:7000?wait_replicas=1",
+			addrs: []string{"[::1]:7000"}, user: "app", pass: "p@ss:w/?", wait: 1, timeout: DefaultWaitTimeout},
+		{url: "redis+cluster://:a@b@h:2/?wait_replicas=2&wait_timeout=250ms",
+			addrs: []string{"h:2"}, pass: "a@b", wait: 2, timeout: 250 * time.Millisecond},
+		{url: "redis+cluster://h.example.com", addrs: []string{"h.example.com:6379"}, timeout: DefaultWaitTimeout},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			s, err := Parse(tc.url)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if !s.Clustered() || s.Sentinel() || s.Single != nil {
+				t.Fatalf("not a Cluster spec: %+v", s)
+			}
+			c := s.Cluster
+			got := []any{c.Addrs, c.Username, c.Password, s.WaitReplicas, s.WaitTimeout}
+			want := []any{tc.addrs, tc.user, tc.pass, tc.wait, tc.timeout}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got %v, want %v", got, want)
 			}
@@ -128,6 +167,28 @@ func TestParseRejects(t *testing.T) {
 		{"redis+sentinel://:p%zz@h:1/m", "password is not percent-encoded"},
 		{"redis+sentinel://u%zz:p@h:1/m", "user name is not percent-encoded"},
 		{"redis+sentinel://:p%0A@h:1/m", "control character"},
+		{"redis+cluster://", "no node address"},
+		{"redis+cluster://:pw@", "no node address"},
+		{"redis+cluster://:pw@?wait_replicas=1", "no node address"},
+		{"redis+cluster://h:1,,h:2", "no valid host"},
+		{"redis+cluster://h:0", "port must be 1..65535"},
+		{"redis+cluster://h:1:2", "not host:port"},
+		{"redis+cluster://h:1,h:1", "listed twice"},
+		{"redis+cluster://h,h:6379", "listed twice"},
+		{"redis+cluster://h:1/0", "no path or fragment"},
+		{"redis+cluster://h:1/m", "no path or fragment"},
+		{"redis+cluster://h:1#x", "no path or fragment"},
+		{"redis+cluster://h:1?wait_replicas=1#x", "no path or fragment"},
+		{"redis+cluster://h:1?db=0", "only database 0"},
+		{"redis+cluster://h:1?read_only=1", "unknown query parameter"},
+		{"redis+cluster://h:1?wait_replicas=17", "wait_replicas must be 0..16"},
+		{"redis+cluster://h:1?wait_replicas=1&wait_replicas=1", "given 2 times"},
+		{"redis+cluster://h:1?wait_timeout=20s", "wait_timeout must be"},
+		{"redis+cluster://h:1?wait_timeout=%zz", "percent-encoded"},
+		{"redis+cluster://:p%zz@h:1", "password is not percent-encoded"},
+		{"redis+cluster://:p%00@h:1", "control character"},
+		{"redis+cluster://:pa/ss@h:1", "an '@' after the host list"},
+		{"redis+sentinel://:pa/ss@h:1/m", "an '@' after the host list"},
 		{"http://h:1/m", "not a redis://"},
 		{"redis://h:1/x", "not a redis://"},
 		{"redis://", "not a redis://"},
@@ -149,12 +210,20 @@ func TestErrorsHidePassword(t *testing.T) {
 		"redis+sentinel://:" + pw + "@h:1/m?bad=1",
 		"redis://:" + pw + "@h:1/x",
 		"redis://:" + pw + "@h:1/0?bogus=1",
+		"redis+cluster://:" + pw + "@h:99999",
+		"redis+cluster://:" + pw + "@h:1?bad=1",
+		"redis+cluster://:" + pw + "@h:1/0",
+		// A raw '/', '?' or '#' in the password ends the authority early.
+		"redis+cluster://:Zq9-hu/nter2-pass@h:1",
+		"redis+cluster://:Zq9-hu?nter2-pass@h:1",
+		"redis+cluster://:Zq9-hu#nter2-pass@h:1",
+		"redis+sentinel://:Zq9-hu/nter2-pass@h:1/m",
 	} {
 		_, err := Parse(u)
 		if err == nil {
 			t.Fatalf("Parse(%q) succeeded", u)
 		}
-		if strings.Contains(err.Error(), pw) {
+		if strings.Contains(err.Error(), pw) || strings.Contains(err.Error(), "nter2") || strings.Contains(err.Error(), "Zq9") {
 			t.Errorf("Parse(%q): error repeats the password: %v", u, err)
 		}
 	}
@@ -164,6 +233,7 @@ func TestNewClientAndDescribe(t *testing.T) {
 	for _, tc := range []struct{ url, describe string }{
 		{"redis+sentinel://:pw@a:1,b:2/mm?db=4", `sentinel master "mm" via a:1,b:2 db 4 wait 0 replicas`},
 		{"redis://:pw@h:5/3", "tcp h:5 db 3"},
+		{"redis+cluster://:pw@a:1,b:2?wait_replicas=1", "cluster via a:1,b:2 wait 1 replicas"},
 	} {
 		s, err := Parse(tc.url)
 		if err != nil {
@@ -175,6 +245,9 @@ func TestNewClientAndDescribe(t *testing.T) {
 		c := s.NewClient()
 		if c == nil {
 			t.Fatalf("NewClient(%q) = nil", tc.url)
+		}
+		if _, isCluster := c.(*redis.ClusterClient); isCluster != s.Clustered() {
+			t.Errorf("NewClient(%q) = %T", tc.url, c)
 		}
 		if err := c.Close(); err != nil {
 			t.Errorf("Close: %v", err)
@@ -210,7 +283,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted %q as %+v", raw, s)
 		}
 		for _, a := range f.SentinelAddrs {
-			if _, err := parseHost(a); err != nil {
+			if _, err := sentinelHosts.parseHost(a); err != nil {
 				t.Fatalf("accepted address %q does not parse again: %v", a, err)
 			}
 		}
@@ -218,5 +291,42 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("db %d", f.DB)
 		}
 		_, _ = Parse(hosts)
+	})
+}
+
+// FuzzParseCluster: Parse never panics on a Cluster URL; a spec it accepts
+// has 1..maxHosts distinct addresses that parse again and WAIT settings in
+// their bounds; no error repeats a password given in the userinfo.
+func FuzzParseCluster(f *testing.F) {
+	f.Add("pw-long-enough", "h:1,h2:2", "", "wait_replicas=1")
+	f.Add("", "[::1]:7000", "/", "wait_timeout=1s")
+	f.Add("a:b", "h", "/0", "db=0")
+	f.Add("secretsecret", "h:0", "#x", "")
+	f.Fuzz(func(t *testing.T, pw, hosts, path, query string) {
+		raw := "redis+cluster://:" + url.PathEscape(pw) + "@" + hosts + path
+		if query != "" {
+			raw += "?" + query
+		}
+		s, err := Parse(raw)
+		if err != nil {
+			if len(pw) >= 8 && !strings.Contains(hosts+path+query, pw) && strings.Contains(err.Error(), pw) {
+				t.Fatalf("error repeats the password: %v", err)
+			}
+			return
+		}
+		c := s.Cluster
+		if c == nil || len(c.Addrs) == 0 || len(c.Addrs) > maxHosts || s.Failover != nil || s.Single != nil {
+			t.Fatalf("accepted %q as %+v", raw, s)
+		}
+		seen := map[string]bool{}
+		for _, a := range c.Addrs {
+			if again, err := clusterHosts.parseHost(a); err != nil || again != a || seen[a] {
+				t.Fatalf("accepted address %q: parses again as %q (%v), repeated %v", a, again, err, seen[a])
+			}
+			seen[a] = true
+		}
+		if s.WaitReplicas < 0 || s.WaitReplicas > MaxWaitReplicas || s.WaitTimeout < time.Millisecond || s.WaitTimeout > maxWaitTimeout {
+			t.Fatalf("wait %d %v", s.WaitReplicas, s.WaitTimeout)
+		}
 	})
 }
