@@ -31,6 +31,7 @@ func TestGeneratedPhotoWithoutPersonFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := res.Outputs[0]
+	checkGolden(t, "text-to-image/oracle-fallback", o.Image)
 	if o.Path != "reference" || !strings.Contains(o.Method, "preset:") || !strings.Contains(strings.Join(o.Notes, " | "), `the installed text-to-image model "oracle-floatb" made no usable model photo (sample 1: no person found in it); a preset model photo was used instead`) {
 		t.Fatalf("path %s, method %s, notes %q", o.Path, o.Method, o.Notes)
 	}
@@ -63,6 +64,7 @@ func TestGeneratedModelPhoto(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := res.Outputs[0]
+	checkGolden(t, "text-to-image/photo-double", o.Image)
 	if o.Path != "generative" || !strings.HasPrefix(o.Method, "text-to-image:photo-double") || !strings.Contains(strings.Join(o.Notes, " "), "man, short hair") {
 		t.Fatalf("path %s, method %s, notes %q", o.Path, o.Method, o.Notes)
 	}

@@ -286,6 +286,7 @@ func TestGenerateFaceTransfer(t *testing.T) {
 	}
 	out := res.Outputs[0].Image
 	writePNG(t, "mc_face.png", out)
+	checkGolden(t, "face-transfer", out)
 	w, h, _ := models.TierSize("1k", "3:4")
 	if b := out.Bounds(); b.Dx() != w || b.Dy() != h {
 		t.Fatalf("output %v, want %dx%d", b.Size(), w, h)
@@ -354,6 +355,7 @@ func TestGenerate(t *testing.T) {
 			w, h, _ := models.TierSize(tc.in["quality"].(string), tc.in["aspectRatio"].(string))
 			for i, o := range res.Outputs {
 				writePNG(t, fmt.Sprintf("mc_%s_%d.png", strings.ReplaceAll(tc.name, " ", "_"), i), o.Image)
+				checkGolden(t, fmt.Sprintf("%s/%d", tc.name, i), o.Image)
 				if b := o.Image.Bounds(); b.Dx() != w || b.Dy() != h {
 					t.Fatalf("output %d %v, want %dx%d", i, b.Size(), w, h)
 				}
@@ -503,6 +505,7 @@ func TestGeneratePoseReferences(t *testing.T) {
 			}
 			o := res.Outputs[0]
 			writePNG(t, "mc_"+tc.name+".png", o.Image)
+			checkGolden(t, tc.name, o.Image)
 			if !strings.Contains(o.Method, "preset:man-seated-industrial") || !strings.Contains(o.Method, tc.want) {
 				t.Fatalf("method %q, want the seated preset re-posed with %q", o.Method, tc.want)
 			}
@@ -555,6 +558,7 @@ func TestPromptPoseAlreadyShown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkGolden(t, tc.prompt, res.Outputs[0].Image)
 		m := res.Outputs[0].Method
 		if !strings.Contains(m, tc.want) || strings.Contains(m, tc.not) {
 			t.Fatalf("%q: method %q, want %q and not %q", tc.prompt, m, tc.want, tc.not)
