@@ -1,6 +1,9 @@
-// Package raster holds float32 image planes and the fast separable blurs,
-// resampling and mask helpers that the look and recolouring pipelines
-// (pipelines/style, pipelines/prompttryon) share.
+// Package raster is the imaging capability the pipelines share: float32
+// image planes and the separable box blurs (BoxBlurH/V, Blur, BoxBlur3,
+// BoxBlurRGBA), resampling (Resize, ResizeFast, ResizeGray,
+// SampleBilinear, SampleFloat, Downsample, Upsample), conversion to RGBA,
+// the sRGB transfer functions, and pixel digests for golden tests. Binary
+// and soft mask morphology lives in pipelines/mask, on these blurs.
 package raster
 
 import (

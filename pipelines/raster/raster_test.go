@@ -168,3 +168,22 @@ func TestSRGB(t *testing.T) {
 		t.Errorf("table ends %v %v, middle %v", tab[0], tab[255], tab[128])
 	}
 }
+
+// TestResampling: a same-size ResizeGray copies, Resize reaches the asked
+// size, and SampleFloat interpolates and clamps at the edges.
+func TestResampling(t *testing.T) {
+	g := image.NewGray(image.Rect(0, 0, 3, 2))
+	copy(g.Pix, []uint8{0, 10, 20, 30, 40, 50})
+	if c := ResizeGray(g, 3, 2); string(c.Pix) != string(g.Pix) || &c.Pix[0] == &g.Pix[0] {
+		t.Fatalf("same-size ResizeGray: %v", c.Pix)
+	}
+	if r := Resize(g, 7, 5); r.Rect != image.Rect(0, 0, 7, 5) {
+		t.Fatalf("Resize to 7x5 gave %v", r.Rect)
+	}
+	p := []float32{0, 1, 2, 3}
+	for _, c := range []struct{ x, y, want float32 }{{0.5, 0, 0.5}, {0, 0.5, 1}, {0.5, 0.5, 1.5}, {-3, -3, 0}, {9, 9, 3}} {
+		if got := SampleFloat(p, 2, 2, c.x, c.y); math.Abs(float64(got-c.want)) > 1e-6 {
+			t.Errorf("SampleFloat(%v, %v) = %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+}

@@ -378,7 +378,7 @@ func inpaintSmall(src *image.RGBA, holeMask *image.Gray) (*image.RGBA, error) {
 func grainSigma(src *image.RGBA, hole, ring []bool) float64 {
 	blurred := image.NewRGBA(src.Rect)
 	copy(blurred.Pix, src.Pix)
-	boxBlurRGBA(blurred, 2)
+	raster.BoxBlurRGBA(blurred, 2)
 	var hist [256]int
 	cnt := 0
 	for i := range ring {
@@ -526,7 +526,7 @@ func ExtendAt(bg image.Image, w, h int, at image.Point) *image.RGBA {
 	// Blur the reflected margins more the farther they are from the edge.
 	blur := image.NewRGBA(out.Rect)
 	copy(blur.Pix, out.Pix)
-	boxBlurRGBA(blur, max(2, max(w, h)/60))
+	raster.BoxBlurRGBA(blur, max(2, max(w, h)/60))
 	ramp := float32(max(8, max(w, h)/12))
 	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
