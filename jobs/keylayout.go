@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,26 +44,17 @@ func (s *Service) migrateKeys(ctx context.Context) error {
 	}
 	defer releaseScript.Run(context.WithoutCancel(ctx), s.rdb, []string{migrateLock}, token)
 	moved, kept := 0, 0
-	var cursor uint64
-	for {
-		keys, next, err := s.rdb.Scan(ctx, cursor, legacyPrefix+"*", migrateScanCount).Result()
-		if err != nil {
-			return fmt.Errorf("jobs: key migration: %w", err)
+	err := s.forEachKey(ctx, legacyPrefix+"*", func(k string) error {
+		ok, err := s.migrateKey(ctx, k)
+		if ok {
+			moved++
+		} else if err == nil {
+			kept++
 		}
-		for _, k := range keys {
-			ok, err := s.migrateKey(ctx, k)
-			if err != nil {
-				return err
-			}
-			if ok {
-				moved++
-			} else {
-				kept++
-			}
-		}
-		if cursor = next; cursor == 0 {
-			break
-		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if moved > 0 {
 		s.log.Info("renamed Redis keys to the Cluster-safe layout", "from", legacyPrefix+"*", "to", keyPrefix+"*", "keys", moved)
@@ -96,10 +88,77 @@ func (s *Service) lockMigration(ctx context.Context, token string) error {
 	}
 }
 
+// forEachKey calls fn with every key matching pattern, one call at a
+// time. On a Redis Cluster each master holds only its own slots, so SCAN
+// runs on every master; elsewhere on the one server.
+func (s *Service) forEachKey(ctx context.Context, pattern string, fn func(key string) error) error {
+	cc, ok := s.rdb.(*redis.ClusterClient)
+	if !ok {
+		return scanNode(ctx, s.rdb, pattern, fn)
+	}
+	var mu sync.Mutex
+	return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		return scanNode(ctx, node, pattern, func(k string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return fn(k)
+		})
+	})
+}
+
+// scanNode SCANs one server for pattern.
+func scanNode(ctx context.Context, c redis.Cmdable, pattern string, fn func(key string) error) error {
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(ctx, cursor, pattern, migrateScanCount).Result()
+		if err != nil {
+			return fmt.Errorf("jobs: key migration: %w", err)
+		}
+		for _, k := range keys {
+			if err := fn(k); err != nil {
+				return err
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// renameNX is RENAMENX, also across Cluster slots: on a Redis Cluster an
+// old key and its new name are in different slots (different hash tags),
+// which RENAMENX refuses, so the key is copied with DUMP and RESTORE (the
+// remaining TTL kept; refused, false, when the new name exists) and the
+// old one deleted. That is not atomic: a crash between RESTORE and DEL
+// leaves both, and the next start reports the old key as left in place.
+func (s *Service) renameNX(ctx context.Context, old, name string) (bool, error) {
+	if _, ok := s.rdb.(*redis.ClusterClient); !ok {
+		return s.rdb.RenameNX(ctx, old, name).Result()
+	}
+	dump, err := s.rdb.Dump(ctx, old).Result()
+	if err != nil {
+		return false, err
+	}
+	ttl, err := s.rdb.PTTL(ctx, old).Result()
+	if err != nil {
+		return false, err
+	}
+	if ttl < 0 {
+		ttl = 0 // -1: no TTL (RESTORE's 0)
+	}
+	if err := s.rdb.Restore(ctx, name, ttl, dump).Err(); err != nil {
+		if strings.HasPrefix(err.Error(), "BUSYKEY") {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, s.rdb.Del(ctx, old).Err()
+}
+
 // migrateKey moves one old key; false when its new name was taken.
 func (s *Service) migrateKey(ctx context.Context, old string) (bool, error) {
 	name := newKeyName(old)
-	ok, err := s.rdb.RenameNX(ctx, old, name).Result()
+	ok, err := s.renameNX(ctx, old, name)
 	if err != nil {
 		return false, fmt.Errorf("jobs: key migration: rename a %s key: %w", keyKind(old), err)
 	}
