@@ -146,7 +146,7 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*Job, error) {
 		}
 	}
 	if n == 1 {
-		if err := s.confirmReplicated(ctx); err != nil {
+		if err := s.confirmReplicated(ctx, ""); err != nil {
 			return nil, err // a retried cancel finds the job cancelled, or cancels it
 		}
 	}

@@ -124,7 +124,7 @@ func TestCluster(t *testing.T) {
 	t.Run("idempotent-replay", func(t *testing.T) { clusterReplay(t, e) })
 	t.Run("cancel", func(t *testing.T) { clusterCancel(t, e, hold) })
 	t.Run("queues", func(t *testing.T) { clusterQueues(t, e) })
-	t.Run("wait_replicas", func(t *testing.T) { clusterWait(t, c) })
+	t.Run("wait_replicas", func(t *testing.T) { clusterWait(t, c, cc) })
 
 	// Credits: two draw jobs (cost 2 each: the success and the replayed
 	// one) stay charged; the cancelled one was refunded.
@@ -320,25 +320,82 @@ func clusterQueues(t *testing.T, e *env) {
 }
 
 // clusterWait: with wait_replicas=1 (each master has one replica) a
-// submission is confirmed; with wait_replicas=2 it is answered with
-// ErrNotReplicated naming 1 of 2 replicas, which shows that WAIT ran on a
-// master of the cluster (a WAIT sent to a replica is an error, and one
-// on a node this client wrote nothing to confirms at once).
-func clusterWait(t *testing.T, c *testCluster) {
+// submission is confirmed by WAIT on exactly the two masters it wrote to,
+// the one of the service's keys and the one of its model queue (counted
+// with INFO commandstats on every node), and runs; with wait_replicas=2 it
+// is answered with ErrNotReplicated (1 of 2).
+func clusterWait(t *testing.T, c *testCluster, cc *redis.ClusterClient) {
 	ctx := context.Background()
+	model := modelOnOtherShard(t, cc)
 	one := newEnv(t, c.url+"?wait_replicas=1&wait_timeout=2s", Options{})
-	one.worker(&gradient{name: "waited", n: 1, w: 8, h: 8})
-	j, err := one.svc.Submit(ctx, SubmitRequest{Owner: one.owner, Model: "waited", Cost: 1, Inputs: []byte(`{"n":1}`)})
+	one.worker(&gradient{name: model, n: 1, w: 8, h: 8})
+	svcMaster, _ := cc.MasterForKey(ctx, keyReplProbe)
+	queueMaster, _ := cc.MasterForKey(ctx, keyQueueProbe(QueueName(model)))
+	before := c.waitCalls(t)
+	j, err := one.svc.Submit(ctx, SubmitRequest{Owner: one.owner, Model: model, Cost: 1, Inputs: []byte(`{"n":1}`)})
 	if err != nil {
 		t.Fatalf("Submit with wait_replicas=1: %v", err)
+	}
+	after := c.waitCalls(t)
+	for addr, n := range after {
+		want := 0
+		if addr == svcMaster.Options().Addr || addr == queueMaster.Options().Addr {
+			want = 1
+		}
+		if n-before[addr] != want {
+			t.Errorf("node %s ran WAIT %d times for the submission, want %d (the masters of {fashiond} %s and of the queue %s once each)",
+				addr, n-before[addr], want, svcMaster.Options().Addr, queueMaster.Options().Addr)
+		}
 	}
 	if got := one.waitTerminal(j.ID); got.Status != StatusSucceeded {
 		t.Errorf("job ended %s", got.Status)
 	}
 	two := newEnv(t, c.url+"?wait_replicas=2&wait_timeout=100ms", Options{})
-	two.advertise("waited")
-	_, err = two.svc.Submit(ctx, SubmitRequest{Owner: two.owner, Model: "waited", Cost: 1, Inputs: []byte(`{"n":1}`)})
+	_, err = two.svc.Submit(ctx, SubmitRequest{Owner: two.owner, Model: model, Cost: 1, Inputs: []byte(`{"n":1}`)})
 	if !errors.Is(err, ErrNotReplicated) || !strings.Contains(err.Error(), "1 of 2") {
 		t.Errorf("Submit with wait_replicas=2 and one replica per master: %v, want ErrNotReplicated (1 of 2)", err)
 	}
+}
+
+// modelOnOtherShard is a model name whose queue's slot is served by
+// another master than the service's keys.
+func modelOnOtherShard(t *testing.T, cc *redis.ClusterClient) string {
+	t.Helper()
+	ctx := context.Background()
+	svc, err := cc.MasterForKey(ctx, keyReplProbe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 16 {
+		m := "waited-" + strconv.Itoa(i)
+		q, err := cc.MasterForKey(ctx, keyQueueProbe(QueueName(m)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Options().Addr != svc.Options().Addr {
+			return m
+		}
+	}
+	t.Fatal("no model name of 16 has its queue on another master")
+	return ""
+}
+
+// waitCalls is how many WAIT commands each node has run (INFO
+// commandstats), by address.
+func (c *testCluster) waitCalls(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, p := range c.ports {
+		info := infoOf(context.Background(), p, "commandstats")
+		n := 0
+		if _, rest, ok := strings.Cut(info, "cmdstat_wait:calls="); ok {
+			num, _, _ := strings.Cut(rest, ",")
+			var err error
+			if n, err = strconv.Atoi(num); err != nil {
+				t.Fatalf("INFO commandstats of %d: %q", p, info)
+			}
+		}
+		out["127.0.0.1:"+strconv.Itoa(p)] = n
+	}
+	return out
 }

@@ -255,7 +255,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 	if req.IdempotencyKey != "" {
 		prev, ierr := s.idemBegin(ctx, req)
 		if ierr == nil && prev != nil {
-			ierr = s.confirmReplicated(ctx) // a replay is answered as durably as a first answer
+			ierr = s.confirmReplicated(ctx, QueueName(req.Model)) // a replay is answered as durably as a first answer
 		}
 		if ierr != nil || prev != nil {
 			if ierr != nil {
@@ -332,7 +332,7 @@ func (s *Service) create(ctx context.Context, req SubmitRequest, slots int) (*Jo
 			return nil, err
 		}
 	}
-	if err := s.confirmReplicated(ctx); err != nil {
+	if err := s.confirmReplicated(ctx, QueueName(req.Model)); err != nil {
 		s.log.Warn("a submission was not confirmed by the Redis replicas: answered with an error", "job", id, "err", err)
 		return nil, err
 	}

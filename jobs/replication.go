@@ -22,15 +22,51 @@ var ErrNotReplicated = errors.New("the write was not confirmed by enough Redis r
 // every write made before it, on any connection.
 const keyReplProbe = keyPrefix + "repl_probe"
 
+// keyQueueProbe is the probe of a model queue's shard on a Redis
+// Cluster: asynq keeps a queue's keys under the hash tag {<queue>}, so
+// this key lies in their slot, on the master that took the job's task.
+func keyQueueProbe(queue string) string { return "{" + queue + "}:repl_probe" }
+
 // confirmReplicated waits until s.waitReplicas replicas hold every write
-// made so far (nothing to do when it is 0).
-func (s *Service) confirmReplicated(ctx context.Context) error {
+// made so far (nothing to do when it is 0). On one Redis (or a Sentinel
+// master) one WAIT covers everything. On a Redis Cluster a submission
+// wrote to two shards, the service's keys ({fashiond}) and the model
+// queue's task ({<queue>}, queue "" for none): WAIT runs on the master of
+// each, one after the other.
+func (s *Service) confirmReplicated(ctx context.Context, queue string) error {
 	if s.waitReplicas <= 0 {
 		return nil
 	}
+	cc, ok := s.rdb.(*redis.ClusterClient)
+	if !ok {
+		return s.waitOn(ctx, s.rdb, keyReplProbe)
+	}
+	probes := []string{keyReplProbe}
+	if queue != "" {
+		probes = append(probes, keyQueueProbe(queue))
+	}
+	done := map[string]bool{}
+	for _, probe := range probes {
+		master, err := cc.MasterForKey(ctx, probe)
+		if err != nil {
+			return fmt.Errorf("jobs: WAIT for replicas: %w", err)
+		}
+		if addr := master.Options().Addr; !done[addr] {
+			done[addr] = true // the stream is ordered: one WAIT per master
+			if err := s.waitOn(ctx, master, probe); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// waitOn writes probe and sends WAIT on the same connection of c (a
+// pipeline of one server's client).
+func (s *Service) waitOn(ctx context.Context, c redis.Cmdable, probe string) error {
 	var wait *redis.Cmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, keyReplProbe, nowMS(), 0)
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, probe, nowMS(), 0)
 		wait = p.Do(ctx, "WAIT", s.waitReplicas, s.waitTimeout.Milliseconds())
 		return nil
 	})
