@@ -16,16 +16,17 @@ package angles
 import (
 	"context"
 	"errors"
-	"fashiond/spec"
 	"fmt"
 	"image"
 	"math"
+	"slices"
 
 	"fashiond/models"
 	"fashiond/pipelines"
 	bodypkg "fashiond/pipelines/body"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/scene"
+	"fashiond/spec"
 )
 
 // Pipeline implements pipelines.Pipeline for "angle-generation".
@@ -227,77 +228,108 @@ func (r *Renderer) inPlace(v *View, person *image.RGBA, alpha *image.Gray) {
 	v.Notes = append(v.Notes, fmt.Sprintf("subject: %s; only the subject is re-rendered, in place: the other people, the background and the framing are unchanged", r.several.Rule))
 }
 
+// The classical views' methods and notes.
+const (
+	frontMethod = "front: source view re-framed on the person, auto-levels and light sharpening"
+	turnMethod  = "turn-foreshortening: every row mapped by one smooth monotone function about the body axis (the head about the nose): near half widened, far half narrowed as a body turned 45 degrees would be, plus a clamped parallax from the depth model's layout; background plate shifted by its smoothed, clamped depth"
+	sideMethod  = "profile-foreshortening: one monotone horizontal map for all rows (near half foreshortened to the body's depth-to-width ratio, far half folded in front of the body axis), keeping the whole body and its vertical structure; background plate shifted by its smoothed, clamped depth"
+	backMethod  = "back-synthesis: mirrored front texture"
+)
+
+var (
+	frontNotes = []string{"the camera does not move for the front view; only framing and tone are cleaned"}
+	turnNotes  = []string{
+		"a classical approximation of a 45-degree turn: the front texture is foreshortened, not re-rendered; surfaces hidden in the source (the side of the head, the far flank) do not appear, and limbs keep their pose",
+		"the background behind the person is an inpainted plate, shifted by smoothed estimated depth (parallax clamped); where the person used to stand it is a smooth fill",
+	}
+	sideNotes = []string{
+		"the side view is synthesised from the front texture: the real profile (nose and chin silhouette, garment side seams, the back half of the body) is unknown; the front view is foreshortened so the near cheek and ear dominate and the face reads as strongly turned, not as a true profile",
+		"limbs keep their place in the frame: a leg stretched toward the camera is not re-posed to point sideways",
+		"the background is the inpainted plate shifted by smoothed depth; what lies to the side of the original camera is unknown, and where the person used to stand it is a smooth fill",
+	}
+	backNotes = []string{
+		"the back view is synthesised from the front texture; the real back of the garment, hair and body is unknown",
+		"the background is the mirrored plate; what is behind the original camera is unknown",
+	}
+)
+
+// The camera's turn for the turned views (degrees; positive: the camera
+// moved to the viewer's left).
+const (
+	turnDegrees = 45
+	sideDegrees = 90
+)
+
+// viewLayers is one angle's person layer and alpha, its background plate,
+// and the plate's geometry in this view (move, applied to the marker plate
+// that tracks where the plate was filled).
+type viewLayers struct {
+	person *image.RGBA
+	alpha  *image.Gray
+	bg     *image.RGBA
+	move   func(*image.RGBA) *image.RGBA
+}
+
 // Render renders one angle framed to ratio (before the tier step).
 func (r *Renderer) Render(id, ratio string) (*View, error) {
 	s := r.s
-	var person *image.RGBA
-	var alpha *image.Gray
-	var bg *image.RGBA
-	// move is the plate's geometry in this view (applied to the marker
-	// plate that tracks where the plate was filled).
-	move := func(m *image.RGBA) *image.RGBA { return m }
 	v := &View{}
-	deg := 0.0
+	var l viewLayers
 	switch id {
 	case Front:
-		c := cleanFront(s.Image)
-		person, alpha, bg = c, s.PersonMask, cleanFront(s.Background)
-		v.Method = "front: source view re-framed on the person, auto-levels and light sharpening"
-		v.Notes = []string{"the camera does not move for the front view; only framing and tone are cleaned"}
+		l = viewLayers{person: cleanFront(s.Image), alpha: s.PersonMask, bg: cleanFront(s.Background),
+			move: func(m *image.RGBA) *image.RGBA { return m }}
+		v.Method, v.Notes = frontMethod, slices.Clone(frontNotes)
 	case Left45, Right45:
-		deg = 45
-		if id == Right45 {
-			deg = -45
-		}
-		person, alpha = r.body.view(deg * math.Pi / 180)
-		move = r.shifted(deg)
-		bg = move(s.Background)
-		v.Method = "turn-foreshortening: every row mapped by one smooth monotone function about the body axis (the head about the nose): near half widened, far half narrowed as a body turned 45 degrees would be, plus a clamped parallax from the depth model's layout; background plate shifted by its smoothed, clamped depth"
-		v.Notes = []string{
-			"a classical approximation of a 45-degree turn: the front texture is foreshortened, not re-rendered; surfaces hidden in the source (the side of the head, the far flank) do not appear, and limbs keep their pose",
-			"the background behind the person is an inpainted plate, shifted by smoothed estimated depth (parallax clamped); where the person used to stand it is a smooth fill",
-		}
+		l = r.turned(turnDegrees, id == Right45)
+		v.Method, v.Notes = turnMethod, slices.Clone(turnNotes)
 	case LeftSide, RightSide:
-		deg = 90
-		if id == RightSide {
-			deg = -90
-		}
-		person, alpha = r.body.view(deg * math.Pi / 180)
-		move = r.shifted(deg)
-		bg = move(s.Background)
-		v.Method = "profile-foreshortening: one monotone horizontal map for all rows (near half foreshortened to the body's depth-to-width ratio, far half folded in front of the body axis), keeping the whole body and its vertical structure; background plate shifted by its smoothed, clamped depth"
-		v.Notes = []string{
-			"the side view is synthesised from the front texture: the real profile (nose and chin silhouette, garment side seams, the back half of the body) is unknown; the front view is foreshortened so the near cheek and ear dominate and the face reads as strongly turned, not as a true profile",
-			"limbs keep their place in the frame: a leg stretched toward the camera is not re-posed to point sideways",
-			"the background is the inpainted plate shifted by smoothed depth; what lies to the side of the original camera is unknown, and where the person used to stand it is a smooth fill",
-		}
+		l = r.turned(sideDegrees, id == RightSide)
+		v.Method, v.Notes = sideMethod, slices.Clone(sideNotes)
 	case Back:
-		var did []string
 		var err error
-		person, alpha, did, err = backView(s, r.parse, r.faces)
-		if err != nil {
+		if l, err = r.back(v); err != nil {
 			return nil, err
-		}
-		move = mirror
-		bg = move(s.Background)
-		v.Method = "back-synthesis: mirrored front texture"
-		for _, d := range did {
-			v.Method += "; " + d
-		}
-		v.Notes = []string{
-			"the back view is synthesised from the front texture; the real back of the garment, hair and body is unknown",
-			"the background is the mirrored plate; what is behind the original camera is unknown",
 		}
 	default:
 		return nil, fmt.Errorf("angles: unknown angle %q", id)
 	}
 	if r.several != nil {
-		r.inPlace(v, person, alpha)
+		r.inPlace(v, l.person, l.alpha)
 		return v, nil
 	}
-	v.Image = reframe(bg, person, alpha, ratio)
-	v.setMasks(reframe(move(markerPlate(s.HoleMask)), personMarker(alpha), alpha, ratio), nil)
+	v.Image = reframe(l.bg, l.person, l.alpha, ratio)
+	v.setMasks(reframe(l.move(markerPlate(s.HoleMask)), personMarker(l.alpha), l.alpha, ratio), nil)
 	return v, nil
+}
+
+// turned is the person turned by deg degrees (the other way when right)
+// over the plate shifted by its depth.
+func (r *Renderer) turned(deg float64, right bool) viewLayers {
+	if right {
+		deg = -deg
+	}
+	var l viewLayers
+	l.person, l.alpha = r.body.view(deg * math.Pi / 180)
+	l.move = r.shifted(deg)
+	l.bg = l.move(r.s.Background)
+	return l
+}
+
+// back is the synthesised back over the mirrored plate; it sets v's
+// method (naming what was done) and notes.
+func (r *Renderer) back(v *View) (viewLayers, error) {
+	person, alpha, did, err := backView(r.s, r.parse, r.faces)
+	if err != nil {
+		return viewLayers{}, err
+	}
+	l := viewLayers{person: person, alpha: alpha, move: mirror, bg: mirror(r.s.Background)}
+	v.Method = backMethod
+	for _, d := range did {
+		v.Method += "; " + d
+	}
+	v.Notes = slices.Clone(backNotes)
+	return l, nil
 }
 
 // shifted is the 45-degree and side views' plate geometry: the plate

@@ -29,17 +29,47 @@ type body struct {
 	lay []float32
 }
 
+// Body layout from the depth model and the pose.
+const (
+	layoutBlurFrac  = 0.01 // blur radius of the layout, of the image height (at least 2 pixels)
+	layoutTailDiv   = 20   // the depth range is read between the 1/20 and 19/20 quantiles
+	layoutDepthFrac = 0.25 // the depth range spans this share of the person's height ...
+	layoutGain      = 0.35 // ... times this
+	layoutMinRange  = 0.05 // smallest depth range (model units) the scale divides by
+	layoutMaxFrac   = 0.15 // the layout is clamped to this share of the person's height
+	headAxisFrom    = 0.35 // the head's axis starts to blend in this far from the nose to the shoulders
+	bodyEccentric   = 0.75 // depth-to-width ratio of the body's cross-section
+	keypointSeen    = 0.5  // keypoint visibility above which it is used
+)
+
 // newBody prepares the person: the texture with its soft edge
 // decontaminated, the body axis (shoulders and hips) and head axis (nose),
 // and the depth model's layout of the person (a knee forward, an arm in
 // front of the torso) scaled to pixels and smoothed within the mask.
 func newBody(s *scene.Scene) *body {
 	w, h := s.Image.Rect.Dx(), s.Image.Rect.Dy()
-	b := &body{w: w, h: h, img: decontaminate(s.Image, s.PersonMask), alpha: s.PersonMask, ecc: 0.75}
+	b := &body{w: w, h: h, img: decontaminate(s.Image, s.PersonMask), alpha: s.PersonMask, ecc: bodyEccentric}
 	b.box = scene.MaskBounds(s.PersonMask, 128)
+	b.pivot = 0.5
+	if s.Depth != nil && !b.box.Empty() {
+		b.layout(s.PersonMask, s.Depth)
+	}
+	b.axis = float32(b.box.Min.X+b.box.Max.X) / 2
+	if s.Pose != nil {
+		b.axes(s.Pose)
+	}
+	return b
+}
+
+// layout sets the pivot (the person's median depth) and the depth model's
+// layout of the person: depth about the pivot inside the mask, blurred and
+// normalised by the blurred mask, scaled to pixels and clamped.
+func (b *body) layout(mask *image.Gray, depth *models.Depth) {
+	w, h := b.w, b.h
+	r := max(2, int(layoutBlurFrac*float64(h)))
 	m := make([]float32, w*h)
 	for y := 0; y < h; y++ {
-		row := s.PersonMask.Pix[y*s.PersonMask.Stride : y*s.PersonMask.Stride+w]
+		row := mask.Pix[y*mask.Stride : y*mask.Stride+w]
 		for x, a := range row {
 			if a > 128 {
 				m[y*w+x] = 1
@@ -47,61 +77,60 @@ func newBody(s *scene.Scene) *body {
 		}
 	}
 	mb := append([]float32(nil), m...)
-	blurPlane(mb, w, h, max(2, int(0.01*float64(h))))
-	// Layout from the depth model.
-	b.pivot = 0.5
-	if s.Depth != nil && !b.box.Empty() {
-		var v []float32
-		for i, a := range s.PersonMask.Pix {
-			if a > 200 {
-				v = append(v, s.Depth.Data[i])
-			}
-		}
-		if len(v) > 0 {
-			sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
-			b.pivot = v[len(v)/2]
-			lo, hi := v[len(v)/20], v[len(v)*19/20]
-			k := float32(0.25*float64(b.box.Dy())) / max(0.05, hi-lo) * 0.35
-			d := make([]float32, w*h)
-			for i := range d {
-				d[i] = (s.Depth.Data[i] - b.pivot) * m[i]
-			}
-			blurPlane(d, w, h, max(2, int(0.01*float64(h))))
-			for i := range d {
-				if mb[i] > 1e-3 {
-					l := clampf(d[i]/mb[i]*k, -0.15*float32(b.box.Dy()), 0.15*float32(b.box.Dy()))
-					if b.lay == nil {
-						b.lay = make([]float32, w*h)
-					}
-					b.lay[i] = l
-				}
-			}
+	blurPlane(mb, w, h, r)
+	var v []float32
+	for i, a := range mask.Pix {
+		if a > 200 {
+			v = append(v, depth.Data[i])
 		}
 	}
-	b.axis = float32(b.box.Min.X+b.box.Max.X) / 2
-	if p := s.Pose; p != nil {
-		var sx float64
-		n := 0
-		for _, i := range []int{models.KpLeftShoulder, models.KpRightShoulder, models.KpLeftHip, models.KpRightHip} {
-			if k := p.Keypoints[i]; k.Visibility > 0.5 && k.X >= 0 && k.X < float64(w) {
-				sx += k.X
-				n++
+	if len(v) == 0 {
+		return
+	}
+	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+	b.pivot = v[len(v)/2]
+	lo, hi := v[len(v)/layoutTailDiv], v[len(v)*(layoutTailDiv-1)/layoutTailDiv]
+	k := float32(layoutDepthFrac*float64(b.box.Dy())) / max(layoutMinRange, hi-lo) * layoutGain
+	d := make([]float32, w*h)
+	for i := range d {
+		d[i] = (depth.Data[i] - b.pivot) * m[i]
+	}
+	blurPlane(d, w, h, r)
+	lim := layoutMaxFrac * float32(b.box.Dy())
+	for i := range d {
+		if mb[i] > 1e-3 {
+			if b.lay == nil {
+				b.lay = make([]float32, w*h)
 			}
-		}
-		if n >= 2 {
-			b.axis = float32(sx / float64(n))
-		}
-		no, ls, rs := p.Keypoints[models.KpNose], p.Keypoints[models.KpLeftShoulder], p.Keypoints[models.KpRightShoulder]
-		if no.Visibility > 0.5 && ls.Visibility > 0.5 && rs.Visibility > 0.5 && no.X >= 0 && no.X < float64(w) {
-			sy := (ls.Y + rs.Y) / 2
-			if sy > no.Y {
-				b.headAxis = float32(no.X)
-				b.headY0 = int(no.Y + 0.35*(sy-no.Y))
-				b.headY1 = int(sy)
-			}
+			b.lay[i] = clampf(d[i]/mb[i]*k, -lim, lim)
 		}
 	}
-	return b
+}
+
+// axes sets the body's turning axis (the mean x of the seen shoulders and
+// hips, at least two) and the head's (the nose, blending into the body's
+// between headY0 and the shoulders' row headY1).
+func (b *body) axes(p *models.Pose) {
+	var sx float64
+	n := 0
+	for _, i := range []int{models.KpLeftShoulder, models.KpRightShoulder, models.KpLeftHip, models.KpRightHip} {
+		if k := p.Keypoints[i]; k.Visibility > keypointSeen && k.X >= 0 && k.X < float64(b.w) {
+			sx += k.X
+			n++
+		}
+	}
+	if n >= 2 {
+		b.axis = float32(sx / float64(n))
+	}
+	no, ls, rs := p.Keypoints[models.KpNose], p.Keypoints[models.KpLeftShoulder], p.Keypoints[models.KpRightShoulder]
+	if no.Visibility > keypointSeen && ls.Visibility > keypointSeen && rs.Visibility > keypointSeen && no.X >= 0 && no.X < float64(b.w) {
+		sy := (ls.Y + rs.Y) / 2
+		if sy > no.Y {
+			b.headAxis = float32(no.X)
+			b.headY0 = int(no.Y + headAxisFrom*(sy-no.Y))
+			b.headY1 = int(sy)
+		}
+	}
 }
 
 // view renders the person turned by theta (radians; positive: the camera
@@ -261,6 +290,47 @@ func (b *body) sideView(left bool) (*image.RGBA, *image.Gray) {
 	return b.foreshorten(left, float64(b.ecc)*0.8, 0.22, 0)
 }
 
+// The turn's horizontal map: its slope changes from the near side's to the
+// far side's over a logistic step about the axis.
+const (
+	turnWidthDiv = 4    // the step's scale: the person's width / this ...
+	turnWidthMin = 4.0  // ... but at least this many pixels
+	turnSoftness = 0.12 // the step's width, of that scale
+	rowMinSlope  = 0.15 // smallest output step per source pixel: the row map stays monotone
+)
+
+// turnMap is the smooth monotone horizontal map of a turn: slope cn on the
+// near side of the axis (x < axis when left), cf on the far side.
+type turnMap struct {
+	left   bool
+	cn, cf float64
+	tau    float64 // width of the slope's step about the axis
+}
+
+// slope is the map's derivative at x for the axis A.
+func (m turnMap) slope(A, x float64) float64 {
+	t := (x - A) / m.tau
+	if !m.left {
+		t = -t
+	}
+	return m.cf + (m.cn-m.cf)/(1+math.Exp(t))
+}
+
+// forward fills fw with the map (source x -> output X) about axis A,
+// monotone increasing, with fw at A's pixel equal to A.
+func (m turnMap) forward(A float64, fw []float64) {
+	w := len(fw)
+	ia := int(math.Round(A))
+	ia = min(max(ia, 0), w-1)
+	fw[ia] = A
+	for x := ia + 1; x < w; x++ {
+		fw[x] = fw[x-1] + m.slope(A, float64(x)-0.5)
+	}
+	for x := ia - 1; x >= 0; x-- {
+		fw[x] = fw[x+1] - m.slope(A, float64(x)+0.5)
+	}
+}
+
 // foreshorten maps every row with the same smooth monotone horizontal map
 // around the body axis: slope cn on the near side (x < axis when left),
 // cf on the far side. With par > 0 the depth model's layout adds a
@@ -270,36 +340,17 @@ func (b *body) foreshorten(left bool, cn, cf, par float64) (*image.RGBA, *image.
 	w, h := b.w, b.h
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	alpha := image.NewGray(out.Rect)
-	rt := float64(b.box.Dx()) / 4
-	if rt < 4 {
-		rt = 4
+	rt := float64(b.box.Dx()) / turnWidthDiv
+	if rt < turnWidthMin {
+		rt = turnWidthMin
 	}
-	tau := 0.12 * rt
-	slope := func(A, x float64) float64 {
-		t := (x - A) / tau
-		if !left {
-			t = -t
-		}
-		return cf + (cn-cf)/(1+math.Exp(t))
-	}
-	// forward map F (source x -> output X) about axis A, monotone increasing
-	fwd := func(A float64, fw []float64) {
-		ia := int(math.Round(A))
-		ia = min(max(ia, 0), w-1)
-		fw[ia] = A
-		for x := ia + 1; x < w; x++ {
-			fw[x] = fw[x-1] + slope(A, float64(x)-0.5)
-		}
-		for x := ia - 1; x >= 0; x-- {
-			fw[x] = fw[x+1] - slope(A, float64(x)+0.5)
-		}
-	}
+	m := turnMap{left: left, cn: cn, cf: cf, tau: turnSoftness * rt}
 	body := make([]float64, w)
-	fwd(float64(b.axis), body)
+	m.forward(float64(b.axis), body)
 	var head []float64
 	if b.headY1 > 0 {
 		head = make([]float64, w)
-		fwd(float64(b.headAxis), head)
+		m.forward(float64(b.headAxis), head)
 	}
 	sign := float32(1)
 	if !left {
@@ -309,61 +360,80 @@ func (b *body) foreshorten(left bool, cn, cf, par float64) (*image.RGBA, *image.
 		rowF := make([]float64, w)
 		inv := make([]float32, w)
 		for y := y0; y < y1; y++ {
-			// the row's forward map, with layout parallax kept monotone
-			hw := 0.0 // weight of the head's axis on this row
-			if head != nil {
-				hw = float64(b.headY1-y) / float64(max(1, b.headY1-b.headY0))
-				hw = min(max(hw, 0), 1)
-			}
-			for x := 0; x < w; x++ {
-				rowF[x] = body[x]
-				if hw > 0 {
-					rowF[x] = hw*head[x] + (1-hw)*body[x]
-				}
-				if par > 0 && b.lay != nil {
-					rowF[x] += par * float64(sign*b.lay[y*w+x])
-				}
-				if x > 0 && rowF[x] < rowF[x-1]+0.15 {
-					rowF[x] = rowF[x-1] + 0.15
-				}
-			}
-			// inverse map: output X -> source x (NaN where nothing maps)
-			k := 0
-			for X := 0; X < w; X++ {
-				inv[X] = float32(math.NaN())
-				fx := float64(X)
-				if fx < rowF[0] || fx > rowF[w-1] {
-					continue
-				}
-				for k < w-2 && rowF[k+1] < fx {
-					k++
-				}
-				f := (fx - rowF[k]) / max(rowF[k+1]-rowF[k], 1e-6)
-				inv[X] = float32(float64(k) + min(max(f, 0), 1))
-			}
-			irow := b.img.Pix[y*b.img.Stride:]
-			arow := b.alpha.Pix[y*b.alpha.Stride:]
-			orow := out.Pix[y*out.Stride:]
-			grow := alpha.Pix[y*alpha.Stride:]
-			for X := 0; X < w; X++ {
-				sx := inv[X]
-				if sx != sx {
-					continue
-				}
-				x0 := int(sx)
-				x1 := min(x0+1, w-1)
-				f := sx - float32(x0)
-				a := float32(arow[x0])*(1-f) + float32(arow[x1])*f
-				if a < 1 {
-					continue
-				}
-				for c := 0; c < 3; c++ {
-					orow[X*4+c] = uint8(float32(irow[x0*4+c])*(1-f) + float32(irow[x1*4+c])*f + 0.5)
-				}
-				orow[X*4+3] = 255
-				grow[X] = uint8(a + 0.5)
-			}
+			b.rowMap(rowF, y, body, head, par, sign)
+			invertRow(rowF, inv)
+			b.sampleRow(out, alpha, y, inv)
 		}
 	})
 	return out, alpha
+}
+
+// rowMap fills rowF with row y's forward map: the body's map, blended
+// towards the head's above the shoulders, plus the layout's parallax (par
+// pixels per pixel of depth, signed by the turn), kept monotone.
+func (b *body) rowMap(rowF []float64, y int, body, head []float64, par float64, sign float32) {
+	hw := 0.0 // weight of the head's axis on this row
+	if head != nil {
+		hw = float64(b.headY1-y) / float64(max(1, b.headY1-b.headY0))
+		hw = min(max(hw, 0), 1)
+	}
+	for x := range rowF {
+		rowF[x] = body[x]
+		if hw > 0 {
+			rowF[x] = hw*head[x] + (1-hw)*body[x]
+		}
+		if par > 0 && b.lay != nil {
+			rowF[x] += par * float64(sign*b.lay[y*b.w+x])
+		}
+		if x > 0 && rowF[x] < rowF[x-1]+rowMinSlope {
+			rowF[x] = rowF[x-1] + rowMinSlope
+		}
+	}
+}
+
+// invertRow fills inv with the inverse of the monotone row map rowF:
+// output X -> source x, NaN where nothing maps.
+func invertRow(rowF []float64, inv []float32) {
+	w := len(rowF)
+	k := 0
+	for X := 0; X < w; X++ {
+		inv[X] = float32(math.NaN())
+		fx := float64(X)
+		if fx < rowF[0] || fx > rowF[w-1] {
+			continue
+		}
+		for k < w-2 && rowF[k+1] < fx {
+			k++
+		}
+		f := (fx - rowF[k]) / max(rowF[k+1]-rowF[k], 1e-6)
+		inv[X] = float32(float64(k) + min(max(f, 0), 1))
+	}
+}
+
+// sampleRow draws row y of the person layer and its alpha from the source
+// positions inv (linear interpolation; NaN and transparent stay empty).
+func (b *body) sampleRow(out *image.RGBA, alpha *image.Gray, y int, inv []float32) {
+	w := b.w
+	irow := b.img.Pix[y*b.img.Stride:]
+	arow := b.alpha.Pix[y*b.alpha.Stride:]
+	orow := out.Pix[y*out.Stride:]
+	grow := alpha.Pix[y*alpha.Stride:]
+	for X := 0; X < w; X++ {
+		sx := inv[X]
+		if sx != sx {
+			continue
+		}
+		x0 := int(sx)
+		x1 := min(x0+1, w-1)
+		f := sx - float32(x0)
+		a := float32(arow[x0])*(1-f) + float32(arow[x1])*f
+		if a < 1 {
+			continue
+		}
+		for c := 0; c < 3; c++ {
+			orow[X*4+c] = uint8(float32(irow[x0*4+c])*(1-f) + float32(irow[x1*4+c])*f + 0.5)
+		}
+		orow[X*4+3] = 255
+		grow[X] = uint8(a + 0.5)
+	}
 }
