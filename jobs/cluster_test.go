@@ -126,6 +126,17 @@ func TestCluster(t *testing.T) {
 	t.Run("queues", func(t *testing.T) { clusterQueues(t, e) })
 	t.Run("wait_replicas", func(t *testing.T) { clusterWait(t, c, cc) })
 
+	// The janitor's pass (expiry, stuck jobs, backlog promotion) and the
+	// history read run on the cluster too.
+	if err := e.svc.Sweep(context.Background()); err != nil {
+		t.Errorf("Sweep: %v", err)
+	}
+	if page, err := e.svc.List(context.Background(), e.owner, ListQuery{Limit: MaxListLimit}); err != nil {
+		t.Errorf("List: %v", err)
+	} else if len(page.Jobs) != 3 {
+		t.Errorf("List: %d jobs, want 3", len(page.Jobs))
+	}
+
 	// Credits: two draw jobs (cost 2 each: the success and the replayed
 	// one) stay charged; the cancelled one was refunded.
 	if got, want := e.balance(), e.credits-4; got != want {

@@ -54,10 +54,13 @@ var DefaultWebhookBackoff = []time.Duration{
 // Options configures Open.
 type Options struct {
 	// RedisURL is any URL redisconn.Parse accepts: "redis://[:password@]
-	// host:port[/db]", rediss://, unix://, a bare "host:port", or
-	// "redis+sentinel://host:port,…/mastername[?wait_replicas=N…]". The
-	// one client made from it serves everything: asynq's client, server
-	// and inspector share it. Ignored when Redis is set.
+	// host:port[/db]", rediss://, unix://, a bare "host:port",
+	// "redis+sentinel://host:port,…/mastername[?wait_replicas=N…]" or
+	// "redis+cluster://host:port,…[?wait_replicas=N…]" (a Redis Cluster:
+	// the service's keys share one slot, asynq's queues spread by their
+	// own hash tags). The one client made from it serves everything:
+	// asynq's client, server and inspector share it. Ignored when Redis is
+	// set.
 	RedisURL string
 	// Redis is an existing client to use instead of RedisURL; Close does
 	// not close it.
