@@ -45,6 +45,11 @@ func checkGolden(t *testing.T, name string, img image.Image) {
 	}
 }
 
+// everyStepMethod is TestGenerateEverySampleStep's method, recorded with
+// its digest: the steps in the order they run.
+const everyStepMethod = "preset:man-seated-industrial+body-athletic(x1.06 shoulders, x1.00 hips)+lbs-mesh-warp(pose arms raised)+" +
+	"recolour(region=top (tshirt), colour=red #c8102e, no pattern)+face-transfer(5-landmark similarity, colour match, seamless clone)+style:editorial"
+
 // TestGenerateEverySampleStep runs one generate request that takes every
 // classical step of a sample in turn: a preset, re-posed from a pose text,
 // reshaped to a body type, its clothing recoloured, a saved face
@@ -66,6 +71,8 @@ func TestGenerateEverySampleStep(t *testing.T) {
 	}
 	o := res.Outputs[0]
 	writePNG(t, "mc_every_step.png", o.Image)
-	t.Logf("method %s", o.Method)
 	checkGolden(t, "every-step", o.Image)
+	if o.Method != everyStepMethod {
+		t.Errorf("method %q, want %q", o.Method, everyStepMethod)
+	}
 }

@@ -393,79 +393,14 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 	if pl.t2i == nil && (pl.lib == nil || len(pl.lib.All()) == 0) {
 		return nil, pipelines.Failf("model-create: generate needs the preset model library, and none is installed (run scripts/setup-presets.sh)")
 	}
-	n := in.SampleCount
 	// Read every reference before the image work, failing early.
-	var pt poseTarget
-	switch {
-	case in.PoseModelID != "":
-		rec, _, err := req.Studio.Get(ctx, req.Owner, in.PoseModelID)
-		if errors.Is(err, pipelines.ErrNotFound) {
-			return nil, pipelines.Failf("model-create: saved model %q (poseModelId) not found", in.PoseModelID)
-		} else if err != nil {
-			return nil, jobErr(ctx, err)
-		}
-		s, ok := skeletonFromRecord(rec)
-		if !ok {
-			return nil, pipelines.Failf("model-create: saved model %q (poseModelId) has no person pose found", in.PoseModelID)
-		}
-		pt = poseTarget{skel: &s, desc: "pose of saved model " + in.PoseModelID}
-	case in.PoseImageBase64 != "":
-		pimg, err := req.Images.Load(ctx, "inputs.poseImageBase64", in.PoseImageBase64)
-		if err != nil {
-			return nil, jobErr(ctx, err)
-		}
-		s, err := repose.TargetFromImage(ctx, pl.p, pimg)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, pipelines.Failf("model-create: no person pose found in inputs.poseImageBase64")
-		}
-		pt = poseTarget{skel: &s, desc: "pose of inputs.poseImageBase64"}
-	case in.Pose != "":
-		pp, err := repose.ParsePoseText(in.Pose)
-		if err != nil {
-			return nil, pipelines.Failf("model-create: inputs.pose: %v", err)
-		}
-		pt = poseTarget{parsed: &pp, desc: "pose " + strings.Join(pp.Matched, ", ")}
-	default:
-		// The prompt may describe the pose; use it when it clearly does.
-		if pp, err := repose.ParsePoseText(in.Prompt); err == nil {
-			pt = poseTarget{parsed: &pp, desc: "pose from the prompt: " + strings.Join(pp.Matched, ", "), fromPrompt: true}
-		}
+	base, err := pl.sampleRequest(ctx, req, in)
+	if err != nil {
+		return nil, err
 	}
-	var faceRec pipelines.SavedModel
-	var faceImg image.Image
-	if in.FaceModelID != "" {
-		var err error
-		faceRec, faceImg, err = req.Studio.Get(ctx, req.Owner, in.FaceModelID)
-		if errors.Is(err, pipelines.ErrNotFound) {
-			return nil, pipelines.Failf("model-create: saved model %q (faceModelId) not found", in.FaceModelID)
-		} else if err != nil {
-			return nil, jobErr(ctx, err)
-		}
-	}
-	var spec *recolour.Spec
-	if in.Clothing != "" {
-		s, err := recolour.Parse(in.Clothing)
-		if err != nil {
-			return nil, pipelines.Failf("model-create: inputs.clothing: %v", err)
-		}
-		spec = &s
-	} else if s, err := recolour.Parse(in.Prompt); err == nil {
-		spec = &s
-	}
-	top, hips, bodyWord, reshapeBody := BodyScale(in.BodyType)
-	if !reshapeBody && in.BodyType == "" {
-		top, hips, bodyWord, reshapeBody = BodyScale(in.Prompt)
-	}
-	styleID := styleInText(in.Prompt)
-
-	base := sampleSpec{pose: pt, faceRec: faceRec, faceImg: faceImg,
-		spec: spec, reshape: reshapeBody, top: top, hips: hips, bodyWord: bodyWord, styleID: styleID}
 	var fallback string
 	if pl.t2i != nil {
-		photos, err := pl.generatePhotos(ctx, in, n, seedOf(req.JobID))
+		photos, err := pl.generatePhotos(ctx, in, in.SampleCount, seedOf(req.JobID))
 		if err == nil {
 			return pl.generatedSamples(ctx, req, in, base, photos)
 		}
@@ -477,9 +412,104 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 		}
 		fallback = err.Error() + "; a preset model photo was used instead"
 	}
+	return pl.presetSamples(ctx, req, in, base, fallback)
+}
+
+// sampleRequest reads what every sample of a generate request shares: the
+// pose target, the face model, the clothing, the body type and the style.
+func (pl *Pipeline) sampleRequest(ctx context.Context, req *pipelines.Request, in Inputs) (sampleSpec, error) {
+	pt, err := pl.poseTarget(ctx, req, in)
+	if err != nil {
+		return sampleSpec{}, err
+	}
+	s := sampleSpec{pose: pt}
+	if in.FaceModelID != "" {
+		s.faceRec, s.faceImg, err = req.Studio.Get(ctx, req.Owner, in.FaceModelID)
+		if errors.Is(err, pipelines.ErrNotFound) {
+			return sampleSpec{}, pipelines.Failf("model-create: saved model %q (faceModelId) not found", in.FaceModelID)
+		} else if err != nil {
+			return sampleSpec{}, jobErr(ctx, err)
+		}
+	}
+	if s.spec, err = clothingSpec(in); err != nil {
+		return sampleSpec{}, err
+	}
+	s.top, s.hips, s.bodyWord, s.reshape = BodyScale(in.BodyType)
+	if !s.reshape && in.BodyType == "" {
+		s.top, s.hips, s.bodyWord, s.reshape = BodyScale(in.Prompt)
+	}
+	s.styleID = styleInText(in.Prompt)
+	return s, nil
+}
+
+// poseTarget reads how the samples are to be re-posed: poseModelId,
+// poseImageBase64 or the pose text, else a pose the prompt clearly
+// describes (the zero target: none).
+func (pl *Pipeline) poseTarget(ctx context.Context, req *pipelines.Request, in Inputs) (poseTarget, error) {
+	switch {
+	case in.PoseModelID != "":
+		rec, _, err := req.Studio.Get(ctx, req.Owner, in.PoseModelID)
+		if errors.Is(err, pipelines.ErrNotFound) {
+			return poseTarget{}, pipelines.Failf("model-create: saved model %q (poseModelId) not found", in.PoseModelID)
+		} else if err != nil {
+			return poseTarget{}, jobErr(ctx, err)
+		}
+		s, ok := skeletonFromRecord(rec)
+		if !ok {
+			return poseTarget{}, pipelines.Failf("model-create: saved model %q (poseModelId) has no person pose found", in.PoseModelID)
+		}
+		return poseTarget{skel: &s, desc: "pose of saved model " + in.PoseModelID}, nil
+	case in.PoseImageBase64 != "":
+		pimg, err := req.Images.Load(ctx, "inputs.poseImageBase64", in.PoseImageBase64)
+		if err != nil {
+			return poseTarget{}, jobErr(ctx, err)
+		}
+		s, err := repose.TargetFromImage(ctx, pl.p, pimg)
+		if err != nil {
+			if ctx.Err() != nil {
+				return poseTarget{}, ctx.Err()
+			}
+			return poseTarget{}, pipelines.Failf("model-create: no person pose found in inputs.poseImageBase64")
+		}
+		return poseTarget{skel: &s, desc: "pose of inputs.poseImageBase64"}, nil
+	case in.Pose != "":
+		pp, err := repose.ParsePoseText(in.Pose)
+		if err != nil {
+			return poseTarget{}, pipelines.Failf("model-create: inputs.pose: %v", err)
+		}
+		return poseTarget{parsed: &pp, desc: "pose " + strings.Join(pp.Matched, ", ")}, nil
+	}
+	// The prompt may describe the pose; use it when it clearly does.
+	if pp, err := repose.ParsePoseText(in.Prompt); err == nil {
+		return poseTarget{parsed: &pp, desc: "pose from the prompt: " + strings.Join(pp.Matched, ", "), fromPrompt: true}, nil
+	}
+	return poseTarget{}, nil
+}
+
+// clothingSpec reads the clothing to put on the model: inputs.clothing
+// (an error when it names none), else the prompt when it names some.
+func clothingSpec(in Inputs) (*recolour.Spec, error) {
+	if in.Clothing != "" {
+		s, err := recolour.Parse(in.Clothing)
+		if err != nil {
+			return nil, pipelines.Failf("model-create: inputs.clothing: %v", err)
+		}
+		return &s, nil
+	}
+	if s, err := recolour.Parse(in.Prompt); err == nil {
+		return &s, nil
+	}
+	return nil, nil
+}
+
+// presetSamples runs the samples on the presets that fit the request (a
+// preset repeats, mirrored every other time, when fewer fit than samples
+// are asked for); fallback, when set, is a note on why no generated photo
+// was used.
+func (pl *Pipeline) presetSamples(ctx context.Context, req *pipelines.Request, in Inputs, base sampleSpec, fallback string) (*pipelines.Result, error) {
 	text := strings.Join([]string{in.Gender, in.Prompt, in.Pose, in.Clothing}, " ")
 	filter := presets.Filter{Framing: []string{presets.FullBody, presets.UpperBody}}
-	picks := pl.lib.Choose(text, n, 0, filter)
+	picks := pl.lib.Choose(text, in.SampleCount, 0, filter)
 	if len(picks) == 0 {
 		return nil, pipelines.Failf("model-create: no preset model fits %q: %s; a generated model needs a full-body or upper-body photo", strings.TrimSpace(text), pl.lib.Missing(text, filter))
 	}
@@ -504,6 +534,8 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 	return res, nil
 }
 
+// sampleSpec is one sample to make: its starting photo (a preset or a
+// generated photo) and the request's edits.
 type sampleSpec struct {
 	preset    presets.Preset
 	gen       *genPhoto // a generated model photo instead of the preset
@@ -519,142 +551,217 @@ type sampleSpec struct {
 	styleID   string
 }
 
+// sampleState is a sample being made: the image so far, the method's
+// steps, the notes and checks, whether an edit changed the photo and
+// whether an img2img pass was used.
+type sampleState struct {
+	img        *image.RGBA
+	name       string // the starting photo's name in the method
+	steps      []string
+	notes      []string
+	checks     []pipelines.Check
+	changed    bool
+	refinedAny bool
+}
+
+// sample makes one model photo: the starting photo, re-posed and
+// reshaped, recoloured, with the face transferred and the style applied,
+// then framed to the tier and saved to the studio.
 func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Inputs, s sampleSpec) (*pipelines.Output, error) {
-	base, name, err := pl.sampleBase(s)
+	st, err := pl.startSample(&s)
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}
-	img := repose.FitPixels(base, workPixels)
-	steps := []string{name}
-	var notes []string
-	if s.repeat%2 == 1 {
-		img = flipH(img)
-		steps = append(steps, "mirrored")
-		notes = append(notes, "the preset library has fewer matching models than samples: this sample is a mirrored variation")
+	if err := pl.reposeSample(ctx, req, in, s, st); err != nil {
+		return nil, err
 	}
-	changed, refinedAny := false, false
-	var checks []pipelines.Check
+	if err := pl.recolourSample(ctx, s, st); err != nil {
+		return nil, err
+	}
+	if err := pl.faceSample(ctx, req, s, st); err != nil {
+		return nil, err
+	}
+	if err := pl.styleSample(ctx, s, st); err != nil {
+		return nil, err
+	}
+	return pl.saveSample(ctx, req, in, s, st)
+}
+
+// startSample loads the starting photo at the working size, mirrored for
+// a repeated preset, and drops from s the poses the preset already shows.
+func (pl *Pipeline) startSample(s *sampleSpec) (*sampleState, error) {
+	base, name, err := pl.sampleBase(*s)
+	if err != nil {
+		return nil, err
+	}
+	st := &sampleState{img: repose.FitPixels(base, workPixels), name: name, steps: []string{name}}
+	if s.repeat%2 == 1 {
+		st.img = flipH(st.img)
+		st.steps = append(st.steps, "mirrored")
+		st.notes = append(st.notes, "the preset library has fewer matching models than samples: this sample is a mirrored variation")
+	}
 	if pt, dropped := s.pose.forPreset(s.preset); s.gen == nil && len(dropped) > 0 {
-		notes = append(notes, fmt.Sprintf("the preset already shows %s as the prompt describes: not re-posed for it", strings.Join(dropped, ", ")))
+		st.notes = append(st.notes, fmt.Sprintf("the preset already shows %s as the prompt describes: not re-posed for it", strings.Join(dropped, ", ")))
 		s.pose = pt
 	}
-	needScene := s.reshape || s.pose.skel != nil || s.pose.parsed != nil
-	if needScene {
-		sc, err := scene.Layers(ctx, pl.p, img, scene.Options{})
+	return st, nil
+}
+
+// reposeSample reshapes the body to the body type and re-poses the person
+// to the pose target (refining a re-pose to a reference pose with the
+// installed img2img model), on the photo's scene layers.
+func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in Inputs, s sampleSpec, st *sampleState) error {
+	posed := s.pose.skel != nil || s.pose.parsed != nil
+	if !s.reshape && !posed {
+		return nil
+	}
+	sc, err := scene.Layers(ctx, pl.p, st.img, scene.Options{})
+	if err != nil {
+		return jobErr(ctx, err)
+	}
+	if err := repose.SourceUsable(sc); err != nil {
+		return pipelines.Failf("model-create: preset %s: %v", s.preset.ID, err)
+	}
+	if s.reshape {
+		sc = reshape(sc, s.top, s.hips)
+		st.img = sc.Image
+		st.steps = append(st.steps, fmt.Sprintf("body-%s(x%.2f shoulders, x%.2f hips)", s.bodyWord, s.top, s.hips))
+		st.changed = true
+	}
+	if !posed {
+		return nil
+	}
+	target, err := s.pose.skeleton(sc)
+	if err != nil {
+		return pipelines.Failf("model-create: %s: %v", st.name, err)
+	}
+	r, err := repose.ReposeDetail(ctx, pl.p, sc, target)
+	if err != nil {
+		return jobErr(ctx, err)
+	}
+	st.img = r.Image
+	st.steps = append(st.steps, repose.Method+"("+s.pose.desc+")")
+	st.notes = append(st.notes, repose.Notes...)
+	st.changed = true
+	if s.pose.skel != nil && pl.ref != nil {
+		rf, err := pl.refinePose(ctx, in, sc, r, seedOf(req.JobID)+uint64(s.seed))
 		if err != nil {
-			return nil, jobErr(ctx, err)
+			return err
 		}
-		if err := repose.SourceUsable(sc); err != nil {
-			return nil, pipelines.Failf("model-create: preset %s: %v", s.preset.ID, err)
-		}
-		if s.reshape {
-			sc = reshape(sc, s.top, s.hips)
-			img = sc.Image
-			steps = append(steps, fmt.Sprintf("body-%s(x%.2f shoulders, x%.2f hips)", s.bodyWord, s.top, s.hips))
-			changed = true
-		}
-		if s.pose.skel != nil || s.pose.parsed != nil {
-			var target repose.Skeleton
-			if s.pose.skel != nil {
-				target = *s.pose.skel
-			} else {
-				src := repose.SkeletonFromPose(sc.Pose, 0, 0)
-				for j := range src.Known {
-					src.Known[j] = true
-				}
-				target, err = s.pose.parsed.Apply(src)
-				if err != nil {
-					return nil, pipelines.Failf("model-create: %s: %v", name, err)
-				}
-			}
-			r, err := repose.ReposeDetail(ctx, pl.p, sc, target)
-			if err != nil {
-				return nil, jobErr(ctx, err)
-			}
-			img = r.Image
-			steps = append(steps, repose.Method+"("+s.pose.desc+")")
-			notes = append(notes, repose.Notes...)
-			changed = true
-			if s.pose.skel != nil && pl.ref != nil {
-				rf, err := pl.refinePose(ctx, in, sc, r, seedOf(req.JobID)+uint64(s.seed))
-				if err != nil {
-					return nil, err
-				}
-				img, refinedAny = rf.use(img, &steps, &notes, &checks)
-			}
-		}
+		st.img, st.refinedAny = rf.use(st.img, &st.steps, &st.notes, &st.checks)
 	}
-	if s.spec != nil {
-		d, err := recolour.Dress(ctx, pl.p, img, *s.spec, s.seed)
-		var re *recolour.RegionError
-		switch {
-		case errors.As(err, &re):
-			notes = append(notes, "clothing not applied: "+err.Error())
-		case err != nil:
-			return nil, jobErr(ctx, err)
-		default:
-			img = d
-			steps = append(steps, "recolour("+s.spec.String()+")")
-			changed = true
-		}
+	return nil
+}
+
+// skeleton is the target skeleton on the scene's person: the template's,
+// or the parsed pose applied to the person's own skeleton.
+func (pt poseTarget) skeleton(sc *scene.Scene) (repose.Skeleton, error) {
+	if pt.skel != nil {
+		return *pt.skel, nil
 	}
-	if s.faceImg != nil {
-		fimg, seam, err := pl.transferFace(ctx, img, s.faceRec, s.faceImg)
-		if err != nil {
-			return nil, err
-		}
-		img = fimg
-		steps = append(steps, "face-transfer(5-landmark similarity, colour match, seamless clone)")
-		notes = append(notes, "face transfer keeps the face model's features on the base model's head shape; hair and ears stay the base model's")
-		changed = true
-		if pl.ref != nil {
-			rf, err := pl.refineFaceBorder(ctx, img, seam, seedOf(req.JobID)^faceSeedSalt+uint64(s.seed))
-			if err != nil {
-				return nil, err
-			}
-			var used bool
-			img, used = rf.use(img, &steps, &notes, &checks)
-			refinedAny = refinedAny || used
-		}
+	src := repose.SkeletonFromPose(sc.Pose, 0, 0)
+	for j := range src.Known {
+		src.Known[j] = true
 	}
-	st := s.styleID
-	if st == "" && !changed {
-		st = "studio"
-		notes = append(notes, "nothing in the request changes the model photo: a neutral studio look was applied")
+	return pt.parsed.Apply(src)
+}
+
+// recolourSample puts the clothing on the model; a photo without the
+// garment's region keeps its clothes and says so.
+func (pl *Pipeline) recolourSample(ctx context.Context, s sampleSpec, st *sampleState) error {
+	if s.spec == nil {
+		return nil
 	}
-	if st != "" {
-		scene, err := style.AnalyzeScene(ctx, pl.p, img)
-		if err != nil {
-			return nil, jobErr(ctx, err)
-		}
-		sty, err := style.ApplyScene(ctx, pl.p, img, st, s.seed, scene)
-		if err != nil {
-			return nil, jobErr(ctx, err)
-		}
-		if err := pipelines.CheckError(spec.ModelModelCreate, sty.Checks); err != nil {
-			return nil, err
-		}
-		img, checks = sty.Image, append(checks, sty.Checks...)
-		notes = append(notes, sty.Notes...)
-		steps = append(steps, "style:"+st)
+	d, err := recolour.Dress(ctx, pl.p, st.img, *s.spec, s.seed)
+	var re *recolour.RegionError
+	switch {
+	case errors.As(err, &re):
+		st.notes = append(st.notes, "clothing not applied: "+err.Error())
+	case err != nil:
+		return jobErr(ctx, err)
+	default:
+		st.img = d
+		st.steps = append(st.steps, "recolour("+s.spec.String()+")")
+		st.changed = true
 	}
-	// Final detections for the record and the framing.
-	faces, err := pl.p.Faces(ctx, img)
+	return nil
+}
+
+// faceSample transfers the saved face model's face, then redraws its
+// border with the installed img2img model.
+func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sampleSpec, st *sampleState) error {
+	if s.faceImg == nil {
+		return nil
+	}
+	fimg, seam, err := pl.transferFace(ctx, st.img, s.faceRec, s.faceImg)
+	if err != nil {
+		return err
+	}
+	st.img = fimg
+	st.steps = append(st.steps, "face-transfer(5-landmark similarity, colour match, seamless clone)")
+	st.notes = append(st.notes, "face transfer keeps the face model's features on the base model's head shape; hair and ears stay the base model's")
+	st.changed = true
+	if pl.ref == nil {
+		return nil
+	}
+	rf, err := pl.refineFaceBorder(ctx, st.img, seam, seedOf(req.JobID)^faceSeedSalt+uint64(s.seed))
+	if err != nil {
+		return err
+	}
+	var used bool
+	st.img, used = rf.use(st.img, &st.steps, &st.notes, &st.checks)
+	st.refinedAny = st.refinedAny || used
+	return nil
+}
+
+// styleSample applies the style named in the prompt, or the studio look
+// when nothing else changed the photo; a style failing its checks fails
+// the job.
+func (pl *Pipeline) styleSample(ctx context.Context, s sampleSpec, st *sampleState) error {
+	id := s.styleID
+	if id == "" && !st.changed {
+		id = "studio"
+		st.notes = append(st.notes, "nothing in the request changes the model photo: a neutral studio look was applied")
+	}
+	if id == "" {
+		return nil
+	}
+	scn, err := style.AnalyzeScene(ctx, pl.p, st.img)
+	if err != nil {
+		return jobErr(ctx, err)
+	}
+	sty, err := style.ApplyScene(ctx, pl.p, st.img, id, s.seed, scn)
+	if err != nil {
+		return jobErr(ctx, err)
+	}
+	if err := pipelines.CheckError(spec.ModelModelCreate, sty.Checks); err != nil {
+		return err
+	}
+	st.img, st.checks = sty.Image, append(st.checks, sty.Checks...)
+	st.notes = append(st.notes, sty.Notes...)
+	st.steps = append(st.steps, "style:"+id)
+	return nil
+}
+
+// saveSample frames the sample on its face at the tier, records its face
+// and pose, saves it to the studio and returns the output.
+func (pl *Pipeline) saveSample(ctx context.Context, req *pipelines.Request, in Inputs, s sampleSpec, st *sampleState) (*pipelines.Output, error) {
+	faces, err := pl.p.Faces(ctx, st.img)
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}
-	pose, err := pl.p.Pose(ctx, img)
+	pose, err := pl.p.Pose(ctx, st.img)
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}
-	b := img.Bounds()
+	b := st.img.Bounds()
 	focus := models.Point{X: float64(b.Dx()) / 2, Y: float64(b.Dy()) / 3}
 	var face *models.Face
 	if len(faces) > 0 {
 		face = &faces[0]
 		focus = faceCentre(faces[0])
 	}
-	f, err := pl.toTier(ctx, img, 1, focus, in.Quality, in.AspectRatio)
+	f, err := pl.toTier(ctx, st.img, 1, focus, in.Quality, in.AspectRatio)
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}
@@ -667,12 +774,12 @@ func (pl *Pipeline) sample(ctx context.Context, req *pipelines.Request, in Input
 	if _, err := req.Studio.Save(ctx, req.Owner, rec, f.img); err != nil {
 		return nil, jobErr(ctx, fmt.Errorf("saving the model: %w", err))
 	}
-	out := &pipelines.Output{Image: f.img, Path: "reference", Method: strings.Join(steps, "+"), Notes: notes, Checks: checks}
+	out := &pipelines.Output{Image: f.img, Path: "reference", Method: strings.Join(st.steps, "+"), Notes: st.notes, Checks: st.checks}
 	if s.gen != nil {
 		out.Path = "generative"
 		out.Notes = append(out.Notes, s.gen.info.Note("the model photo was"))
 	}
-	if refinedAny {
+	if st.refinedAny {
 		out.Path = "generative"
 	}
 	return out, nil
