@@ -261,18 +261,8 @@ var runKeys = []string{"inputs", "model_name", "webhook_url"}
 var sdkPollKeys = []string{"pollInterval", "timeout", "maxRetries"}
 
 func (s *server) run(w http.ResponseWriter, r *http.Request) {
-	if e := checkJSONContentType(r.Header.Get("Content-Type")); e != "" {
-		writeError(w, http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "", e)
-		return
-	}
-	if r.ContentLength > s.o.MaxBodyBytes {
-		s.tooLarge(w)
-		return
-	}
-	release, ok := s.gate.enter(r)
+	release, ok := s.admitRun(w, r)
 	if !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(busyRetryAfter))
-		writeError(w, http.StatusServiceUnavailable, CodeBusy, "", "too many large request bodies are being received right now; nothing was submitted, try again shortly")
 		return
 	}
 	defer release()
@@ -281,59 +271,13 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, CodeInvalidIdempotencyKey, HeaderIdempotencyKey, err.Error())
 		return
 	}
-	s.bodyDeadline(w, r)
-	body, err := readBody(w, r, s.o.MaxBodyBytes, maxStringLen(s.o.FetchPolicy.MaxBytes))
-	if err != nil {
-		s.bodyReadError(w, err)
-		return
-	}
-	pb, ve, err := readRunBody(body, s.o.FetchPolicy.MaxBytes)
-	if err != nil {
-		s.bodyReadError(w, err)
-		return
-	}
-	if ve != nil {
-		writeValidation(w, ve)
-		return
-	}
-	req, ve := runFromBody(pb, r.URL.Query())
-	if ve != nil {
-		writeValidation(w, ve)
-		return
-	}
-	v := &validator{policy: s.o.FetchPolicy}
-	in := req.obj
-	if in == nil {
-		o, e := v.object("inputs", req.inputs)
-		if e != nil {
-			writeValidation(w, e)
-			return
-		}
-		in = &o
-	}
-	norm, cost, ve := v.validateObject(req.model, *in)
-	if ve != nil {
-		writeValidation(w, ve)
+	req, norm, cost, ok := s.readRun(w, r)
+	if !ok {
 		return
 	}
 	owner := Owner(r.Context())
-	if ve, err := CheckStudioRefs(r.Context(), s.o.Backend, owner, req.model, norm); err != nil {
-		s.backendError(w, r, "studio lookup", err)
+	if !s.checkRunRefs(w, r, owner, req, norm) {
 		return
-	} else if ve != nil {
-		writeValidation(w, ve)
-		return
-	}
-	if req.webhook != "" {
-		if err := s.o.FetchPolicy.CheckURL(req.webhook); err != nil {
-			code := CodeInvalidURL
-			var re *fetch.RefusedError
-			if errors.As(err, &re) {
-				code = CodeURLRefused
-			}
-			writeValidation(w, verr("webhook_url", code, "webhook_url: %v", err))
-			return
-		}
 	}
 	sub := jobs.SubmitRequest{Owner: owner, Model: req.model, Inputs: norm, Cost: cost, WebhookURL: req.webhook}
 	if idemKey != "" {
@@ -341,9 +285,112 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		sub.Fingerprint = jobs.Fingerprint([]byte(req.model), norm, []byte(req.webhook))
 	}
 	job, err := s.o.Backend.Submit(r.Context(), sub)
-	if s.submitError(w, err) {
+	if s.submitError(w, err) || s.submitRefused(w, r, err, job, req.model, cost) {
 		return
 	}
+	if job.Replayed {
+		w.Header().Set(HeaderIdempotentReplayed, "true")
+	}
+	setCredits(w, job)
+	writeJSON(w, SubmitStatus(req.model), wireJob(job))
+}
+
+// admitRun checks a POST /v1/run's Content-Type and declared length and
+// takes a place at the large-body gate; it answers the request itself
+// (415, 413 or 503 busy) and returns false when the request goes no
+// further. The caller runs release when done.
+func (s *server) admitRun(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	if e := checkJSONContentType(r.Header.Get("Content-Type")); e != "" {
+		writeError(w, http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "", e)
+		return nil, false
+	}
+	if r.ContentLength > s.o.MaxBodyBytes {
+		s.tooLarge(w)
+		return nil, false
+	}
+	release, ok = s.gate.enter(r)
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(busyRetryAfter))
+		writeError(w, http.StatusServiceUnavailable, CodeBusy, "", "too many large request bodies are being received right now; nothing was submitted, try again shortly")
+		return nil, false
+	}
+	return release, true
+}
+
+// readRun reads and validates a POST /v1/run body: the request's top-level
+// members, then the model's inputs, normalised, with the job's cost. It
+// answers the request itself (a body error or a 400) and returns false
+// when the body is not acceptable.
+func (s *server) readRun(w http.ResponseWriter, r *http.Request) (runRequest, json.RawMessage, int, bool) {
+	s.bodyDeadline(w, r)
+	body, err := readBody(w, r, s.o.MaxBodyBytes, maxStringLen(s.o.FetchPolicy.MaxBytes))
+	if err != nil {
+		s.bodyReadError(w, err)
+		return runRequest{}, nil, 0, false
+	}
+	pb, ve, err := readRunBody(body, s.o.FetchPolicy.MaxBytes)
+	if err != nil {
+		s.bodyReadError(w, err)
+		return runRequest{}, nil, 0, false
+	}
+	req := runRequest{}
+	if ve == nil {
+		req, ve = runFromBody(pb, r.URL.Query())
+	}
+	if ve != nil {
+		writeValidation(w, ve)
+		return runRequest{}, nil, 0, false
+	}
+	v := &validator{policy: s.o.FetchPolicy}
+	in := req.obj
+	if in == nil {
+		o, e := v.object("inputs", req.inputs)
+		if e != nil {
+			writeValidation(w, e)
+			return runRequest{}, nil, 0, false
+		}
+		in = &o
+	}
+	norm, cost, ve := v.validateObject(req.model, *in)
+	if ve != nil {
+		writeValidation(w, ve)
+		return runRequest{}, nil, 0, false
+	}
+	return req, norm, cost, true
+}
+
+// checkRunRefs checks what a valid request refers to: model-create's saved
+// models in the owner's studio and the webhook URL against the fetch
+// policy. It answers the request itself (a 400, or the backend's error)
+// and returns false when a reference is refused.
+func (s *server) checkRunRefs(w http.ResponseWriter, r *http.Request, owner string, req runRequest, norm json.RawMessage) bool {
+	if ve, err := CheckStudioRefs(r.Context(), s.o.Backend, owner, req.model, norm); err != nil {
+		s.backendError(w, r, "studio lookup", err)
+		return false
+	} else if ve != nil {
+		writeValidation(w, ve)
+		return false
+	}
+	if req.webhook == "" {
+		return true
+	}
+	if err := s.o.FetchPolicy.CheckURL(req.webhook); err != nil {
+		code := CodeInvalidURL
+		var re *fetch.RefusedError
+		if errors.As(err, &re) {
+			code = CodeURLRefused
+		}
+		writeValidation(w, verr("webhook_url", code, "webhook_url: %v", err))
+		return false
+	}
+	return true
+}
+
+// submitRefused answers a submission the backend refused (402 credits,
+// 429 input quota, 503 model unavailable, or its failure) or that returned
+// no job, and reports whether it did; cost is the validated cost, named
+// when the backend's error gives none.
+func (s *server) submitRefused(w http.ResponseWriter, r *http.Request, err error, job *jobs.Job, model string, cost int) bool {
 	var ce *jobs.CreditsError
 	switch {
 	case errors.As(err, &ce):
@@ -353,35 +400,27 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		}
 		msg := fmt.Sprintf("insufficient credits: this job costs %d credits and the balance is %d; nothing was charged", c, bal)
 		writeJSON(w, http.StatusPaymentRequired, ErrorBody{Error: msg, Message: msg, Code: CodeInsufficientCredits, Balance: &bal, Cost: &c})
-		return
 	case errors.Is(err, jobs.ErrInsufficientCredits):
 		msg := fmt.Sprintf("insufficient credits: this job costs %d credits; nothing was charged", cost)
 		writeJSON(w, http.StatusPaymentRequired, ErrorBody{Error: msg, Message: msg, Code: CodeInsufficientCredits, Cost: &cost})
-		return
 	case errors.Is(err, jobs.ErrInputQuota):
 		msg := fmt.Sprintf("your unfinished jobs already hold the most input image bytes a key may store (%v); nothing was charged, submit again when some finish or send images as URLs", err)
 		w.Header().Set("X-Should-Retry", "false")
 		writeError(w, http.StatusTooManyRequests, CodeInputQuota, "", msg)
-		return
 	case errors.Is(err, jobs.ErrModelUnavailable):
-		msg := fmt.Sprintf("no worker currently serves model %s; no credits were charged", req.model)
+		msg := fmt.Sprintf("no worker currently serves model %s; no credits were charged", model)
 		// The SDK would honour Retry-After and retry a 5xx three times;
 		// answer at once instead (GET /v1/models shows what is served).
 		w.Header().Set("X-Should-Retry", "false")
-		writeJSON(w, http.StatusServiceUnavailable, ErrorBody{Error: msg, Message: msg, Code: CodeModelUnavailable, Model: req.model})
-		return
+		writeJSON(w, http.StatusServiceUnavailable, ErrorBody{Error: msg, Message: msg, Code: CodeModelUnavailable, Model: model})
 	case err != nil:
 		s.backendError(w, r, "submit", err)
-		return
 	case job == nil:
 		s.backendError(w, r, "submit", errors.New("backend returned no job"))
-		return
+	default:
+		return false
 	}
-	if job.Replayed {
-		w.Header().Set(HeaderIdempotentReplayed, "true")
-	}
-	setCredits(w, job)
-	writeJSON(w, SubmitStatus(req.model), wireJob(job))
+	return true
 }
 
 type runRequest struct {
