@@ -1,10 +1,12 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -125,6 +127,7 @@ func TestCluster(t *testing.T) {
 	t.Run("cancel", func(t *testing.T) { clusterCancel(t, e, hold) })
 	t.Run("queues", func(t *testing.T) { clusterQueues(t, e) })
 	t.Run("wait_replicas", func(t *testing.T) { clusterWait(t, c, cc) })
+	t.Run("eviction-warning", func(t *testing.T) { clusterEviction(t, e, cc) })
 
 	// The janitor's pass (expiry, stuck jobs, backlog promotion) and the
 	// history read run on the cluster too.
@@ -409,4 +412,39 @@ func (c *testCluster) waitCalls(t *testing.T) map[string]int {
 		out["127.0.0.1:"+strconv.Itoa(p)] = n
 	}
 	return out
+}
+
+// clusterEviction: a master that may evict keys is named at start, even
+// when it holds none of the service's own keys (it holds queues).
+func clusterEviction(t *testing.T, e *env, cc *redis.ClusterClient) {
+	ctx := context.Background()
+	svcMaster, err := cc.MasterForKey(ctx, keyReplProbe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other *redis.Client
+	err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		if n.Options().Addr != svcMaster.Options().Addr {
+			other = n // any one of the other masters will do
+		}
+		return nil
+	})
+	if err != nil || other == nil {
+		t.Fatalf("no second master (%v)", err)
+	}
+	if err := other.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer other.ConfigSet(ctx, "maxmemory-policy", "noeviction")
+	var logs bytes.Buffer // slog's handler serialises the writes
+	svc, err := Open(ctx, Options{RedisURL: e.addr, Store: e.store, JanitorInterval: -1,
+		Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Close()
+	want := "maxmemory-policy=allkeys-lru node=" + other.Options().Addr
+	if got := logs.String(); !strings.Contains(got, want) || strings.Count(got, "maxmemory-policy=") != 1 {
+		t.Errorf("start-up log does not warn once about %s:\n%s", want, got)
+	}
 }

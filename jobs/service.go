@@ -257,16 +257,28 @@ func limitDefaults(rate float64, burst, inFlight int) (float64, int, int) {
 
 // checkEviction warns when Redis may evict keys at its memory limit: job
 // records, API keys and credits must never be evicted (job hashes carry a
-// TTL, so even volatile-* policies would drop them). A Redis that refuses
-// CONFIG (managed services) is not checked.
+// TTL, so even volatile-* policies would drop them). On a Redis Cluster
+// every master is checked (each holds queues or the service's keys). A
+// Redis that refuses CONFIG (managed services) is not checked.
 func (s *Service) checkEviction(ctx context.Context) {
-	v, err := s.rdb.ConfigGet(ctx, "maxmemory-policy").Result()
-	if err != nil {
+	check := func(ctx context.Context, c redis.Cmdable, node string) {
+		v, err := c.ConfigGet(ctx, "maxmemory-policy").Result()
+		if err != nil {
+			return
+		}
+		if p := v["maxmemory-policy"]; p != "" && p != "noeviction" {
+			s.log.Warn("Redis evicts keys at its memory limit: jobs, API keys or credits can be lost; set maxmemory-policy noeviction", "maxmemory-policy", p, "node", node)
+		}
+	}
+	cc, ok := s.rdb.(*redis.ClusterClient)
+	if !ok {
+		check(ctx, s.rdb, "")
 		return
 	}
-	if p := v["maxmemory-policy"]; p != "" && p != "noeviction" {
-		s.log.Warn("Redis evicts keys at its memory limit: jobs, API keys or credits can be lost; set maxmemory-policy noeviction", "maxmemory-policy", p)
-	}
+	_ = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		check(ctx, n, n.Options().Addr)
+		return nil
+	})
 }
 
 func (s *Service) closeRedis() {
