@@ -43,6 +43,32 @@ on a CPU); --stages picks any stages, upscale-1k-4k-sr-quality included
 
 `
 
+// benchFlags are the bench's own flags.
+type benchFlags struct {
+	stages, images, testdata string
+	full                     bool
+	iters, warmup, conc      int
+	batching                 string
+	poolSize                 int
+	jsonOut, chartOut        string
+}
+
+// register adds the bench's own flags to fs (the shared config's are
+// registered apart).
+func (f *benchFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.stages, "stages", "", "comma-separated stages (default: a representative subset; see --full)")
+	fs.BoolVar(&f.full, "full", false, "measure every stage but upscale-1k-4k-sr-quality (about 45 minutes on a CPU)")
+	fs.StringVar(&f.images, "images", "", "comma-separated image files (default: the photos in TESTDATA/images)")
+	fs.StringVar(&f.testdata, "testdata", envOr("FASHIOND_TESTDATA", "../shared/testdata"), "test data directory for the default images (FASHIOND_TESTDATA)")
+	fs.IntVar(&f.iters, "iters", 20, "measured iterations per stage and mode")
+	fs.IntVar(&f.warmup, "warmup", 2, "unmeasured warm-up iterations per stage and mode")
+	fs.IntVar(&f.conc, "concurrency", 4, "requests in flight at once")
+	fs.StringVar(&f.batching, "batching", "both", "dynamic batching: on, off or both (both measures batched_speedup)")
+	fs.IntVar(&f.poolSize, "pool-size", 0, "sessions per model when not batched (0: the repository default, 2)")
+	fs.StringVar(&f.jsonOut, "json", "", "write the results as JSON to this file")
+	fs.StringVar(&f.chartOut, "chart", "", "draw the results as a PNG chart to this file")
+}
+
 // cmdBench implements `fashiond bench`.
 func cmdBench(args []string) error {
 	if len(args) > 0 && args[0] == "diffusion" {
@@ -53,17 +79,8 @@ func cmdBench(args []string) error {
 	// ORT, model, device and log flags come from the shared config; the
 	// bench's own --concurrency and --batching replace the worker's.
 	cfg.Register(fs)
-	stages := fs.String("stages", "", "comma-separated stages (default: a representative subset; see --full)")
-	full := fs.Bool("full", false, "measure every stage but upscale-1k-4k-sr-quality (about 45 minutes on a CPU)")
-	imagesFlag := fs.String("images", "", "comma-separated image files (default: the photos in TESTDATA/images)")
-	testdata := fs.String("testdata", envOr("FASHIOND_TESTDATA", "../shared/testdata"), "test data directory for the default images (FASHIOND_TESTDATA)")
-	iters := fs.Int("iters", 20, "measured iterations per stage and mode")
-	warmup := fs.Int("warmup", 2, "unmeasured warm-up iterations per stage and mode")
-	conc := fs.Int("concurrency", 4, "requests in flight at once")
-	batching := fs.String("batching", "both", "dynamic batching: on, off or both (both measures batched_speedup)")
-	poolSize := fs.Int("pool-size", 0, "sessions per model when not batched (0: the repository default, 2)")
-	jsonOut := fs.String("json", "", "write the results as JSON to this file")
-	chartOut := fs.String("chart", "", "draw the results as a PNG chart to this file")
+	var f benchFlags
+	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), benchUsage, strings.Join(append(bench.BuiltinStages(), bench.RegisteredStages()...), ", "),
 			strings.Join(bench.QuickStages(), ", "))
@@ -78,7 +95,7 @@ func cmdBench(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected arguments %v", fs.Args())
 	}
-	list, err := benchStages(*stages, *full)
+	list, err := benchStages(f.stages, f.full)
 	if err != nil {
 		return err
 	}
@@ -87,37 +104,39 @@ func cmdBench(args []string) error {
 	if err := cfg.Finish(); err != nil {
 		return err
 	}
-	benchEnv.testdata, benchEnv.presets = *testdata, filepath.Join(cfg.DataDir, "presets")
-	var modes []bool
-	switch *batching {
-	case "off":
-		modes = []bool{false}
-	case "on":
-		modes = []bool{true}
-	case "both":
-		modes = []bool{false, true}
-	default:
-		return fmt.Errorf("bench: --batching must be on, off or both, not %q", *batching)
+	benchEnv.testdata, benchEnv.presets = f.testdata, filepath.Join(cfg.DataDir, "presets")
+	modes, err := benchModes(f.batching)
+	if err != nil {
+		return err
 	}
+	return runBench(cfg, f, list, modes)
+}
+
+// benchModes reads --batching: the batching modes to measure.
+func benchModes(batching string) ([]bool, error) {
+	switch batching {
+	case "off":
+		return []bool{false}, nil
+	case "on":
+		return []bool{true}, nil
+	case "both":
+		return []bool{false, true}, nil
+	}
+	return nil, fmt.Errorf("bench: --batching must be on, off or both, not %q", batching)
+}
+
+// runBench loads the images, opens the runtime and measures the stages
+// in list under each batching mode; Ctrl-C stops it with what was
+// measured, a second Ctrl-C quits at once.
+func runBench(cfg config.Config, f benchFlags, list []string, modes []bool) error {
 	level := slog.LevelWarn
 	if cfg.LogLevel == "debug" {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-
-	paths, err := benchImages(*imagesFlag, *testdata)
+	imgs, names, err := loadBenchImages(f.images, f.testdata)
 	if err != nil {
 		return err
-	}
-	var imgs []image.Image
-	var names []string
-	for _, p := range paths {
-		img, err := decodeFile(p)
-		if err != nil {
-			return fmt.Errorf("bench: %s: %w", p, err)
-		}
-		imgs = append(imgs, img)
-		names = append(names, filepath.Base(p))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -135,24 +154,44 @@ func cmdBench(args []string) error {
 	defer rt.Close()
 	rep, err := bench.Run(ctx, bench.Options{
 		Stages: list, Images: imgs, ImageNames: names,
-		Iters: *iters, Warmup: *warmup, Concurrency: *conc, Modes: modes,
+		Iters: f.iters, Warmup: f.warmup, Concurrency: f.conc, Modes: modes,
 		Device: cfg.Device, Progress: os.Stderr, Log: log,
 		OpenSuite: func(ctx context.Context, batching bool) (*models.Suite, error) {
 			return models.NewSuite(ctx, rt, cfg.ModelsDir, models.SuiteOptions{
-				Batching: batching, UpscalePolicy: cfg.UpscalePolicy, PoolSize: *poolSize, Log: log,
+				Batching: batching, UpscalePolicy: cfg.UpscalePolicy, PoolSize: f.poolSize, Log: log,
 			})
 		},
 	})
 	if rep == nil {
 		return err
 	}
-	if werr := writeReport(rep, *jsonOut, *chartOut); werr != nil {
+	if werr := writeReport(rep, f.jsonOut, f.chartOut); werr != nil {
 		return werr
 	}
 	if rep.Interrupted {
 		return errors.New("interrupted; the table above (and --json/--chart) holds what was measured so far")
 	}
 	return err
+}
+
+// loadBenchImages decodes the --images list, or the photos in
+// testdata/images, with their file names.
+func loadBenchImages(list, testdata string) ([]image.Image, []string, error) {
+	paths, err := benchImages(list, testdata)
+	if err != nil {
+		return nil, nil, err
+	}
+	var imgs []image.Image
+	var names []string
+	for _, p := range paths {
+		img, err := decodeFile(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bench: %s: %w", p, err)
+		}
+		imgs = append(imgs, img)
+		names = append(names, filepath.Base(p))
+	}
+	return imgs, names, nil
 }
 
 // benchStages returns the stages to run: --stages, all but the slowest
