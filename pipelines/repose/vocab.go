@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"fashiond/models"
+	"fashiond/spec"
 )
 
 // The custom-pose vocabulary. Every entry moves one or more joint groups of
@@ -487,8 +488,8 @@ var stopWords = map[string]bool{"a": true, "an": true, "the": true, "with": true
 	"hand": true, "hands": true, "arm": true, "arms": true, "leg": true, "legs": true, "left": true, "right": true,
 	"using": true, "side": true, "very": true, "little": true, "bit": true, "fashion": true}
 
-// maxPoseText bounds the text looked at.
-const maxPoseText = 500
+// maxPoseText bounds the text looked at: the spec's limit of a custom pose.
+const maxPoseText = spec.MaxShortTextChars
 
 // ParsedPose is the result of reading a pose text.
 type ParsedPose struct {

@@ -16,17 +16,16 @@
 package style
 
 import (
-	"fashiond/pipelines/raster"
 	"fmt"
 	"image"
 	"strings"
+
+	"fashiond/pipelines/raster"
+	"fashiond/spec"
 )
 
 // IDs lists the styleIds in the order of the interface spec.
-var IDs = []string{
-	"y2k", "studio", "iphone", "professional", "lifestyle", "analog",
-	"streetwear", "flash", "movie", "minimalist", "ugc", "editorial",
-}
+var IDs = spec.StyleIDs
 
 // Options tune one application.
 type Options struct {
