@@ -48,11 +48,8 @@ func (j *job) rows() int {
 // Generate runs one request. A cancelled ctx stops it at the next step.
 func (m *Model) Generate(ctx context.Context, req Request) (*Result, error) {
 	start := time.Now()
-	m.mu.Lock()
-	closed := m.closed
-	m.mu.Unlock()
-	if closed {
-		return nil, fmt.Errorf("diffusion: model %s is closed", m.name)
+	if err := m.checkOpen(); err != nil {
+		return nil, err
 	}
 	req, mode, err := m.normalise(req)
 	if err != nil {
@@ -310,4 +307,14 @@ func scaled(v []float32, k float64) []float32 {
 		out[i] = float32(float64(x) * k)
 	}
 	return out
+}
+
+// checkOpen is an error once the model is closed.
+func (m *Model) checkOpen() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return fmt.Errorf("diffusion: model %s is closed", m.name)
+	}
+	return nil
 }

@@ -94,8 +94,14 @@ type signature struct {
 // that does not fit is an error naming the file, the tensor and what was
 // expected. The VAE encoder is optional for text-to-image models.
 func Load(ctx context.Context, rt *inference.Runtime, dir string, opts Options) (*Model, error) {
+	return open(ctx, rt, dir, opts, "model", (*Model).load)
+}
+
+// open makes a Model of the folder dir with opts' defaults filled and runs
+// load on it; what names the kind of model in errors.
+func open(ctx context.Context, rt *inference.Runtime, dir string, opts Options, what string, load func(*Model, context.Context, *inference.Runtime) error) (*Model, error) {
 	if rt == nil {
-		return nil, errors.New("diffusion: Load needs a runtime")
+		return nil, fmt.Errorf("diffusion: loading a %s needs a runtime", what)
 	}
 	if opts.Name == "" {
 		opts.Name = filepath.Base(dir)
@@ -107,9 +113,9 @@ func Load(ctx context.Context, rt *inference.Runtime, dir string, opts Options) 
 		opts.JoinWindow = DefaultJoinWindow
 	}
 	m := &Model{name: opts.Name, dir: dir, opts: opts, batchers: map[[2]int]*stepBatcher{}}
-	if err := m.load(ctx, rt); err != nil {
+	if err := load(m, ctx, rt); err != nil {
 		m.Close()
-		return nil, fmt.Errorf("diffusion: model %s (%s): %w", opts.Name, dir, err)
+		return nil, fmt.Errorf("diffusion: %s %s (%s): %w", what, opts.Name, dir, err)
 	}
 	return m, nil
 }

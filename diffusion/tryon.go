@@ -28,24 +28,7 @@ const ModeTryOn Mode = "try-on"
 // not loaded). Any part that does not fit is an error naming the file and
 // what was expected. The model serves TryOn, not Generate.
 func LoadTryOn(ctx context.Context, rt *inference.Runtime, dir string, opts Options) (*Model, error) {
-	if rt == nil {
-		return nil, errors.New("diffusion: LoadTryOn needs a runtime")
-	}
-	if opts.Name == "" {
-		opts.Name = filepath.Base(dir)
-	}
-	if opts.MaxBatch <= 0 {
-		opts.MaxBatch = DefaultMaxBatch
-	}
-	if opts.JoinWindow == 0 {
-		opts.JoinWindow = DefaultJoinWindow
-	}
-	m := &Model{name: opts.Name, dir: dir, opts: opts, batchers: map[[2]int]*stepBatcher{}}
-	if err := m.loadTryOn(ctx, rt); err != nil {
-		m.Close()
-		return nil, fmt.Errorf("diffusion: try-on model %s (%s): %w", opts.Name, dir, err)
-	}
-	return m, nil
+	return open(ctx, rt, dir, opts, "try-on model", (*Model).loadTryOn)
 }
 
 // loadFolder loads dir with the loader its layout needs: LoadTryOn when it
@@ -223,11 +206,8 @@ type tryOnJob struct {
 // person inside the mask (pixels outside it are the person's own).
 func (m *Model) TryOn(ctx context.Context, req TryOnRequest) (*Result, error) {
 	start := time.Now()
-	m.mu.Lock()
-	closed := m.closed
-	m.mu.Unlock()
-	if closed {
-		return nil, fmt.Errorf("diffusion: model %s is closed", m.name)
+	if err := m.checkOpen(); err != nil {
+		return nil, err
 	}
 	if m.sig.task != TryOn {
 		return nil, fmt.Errorf("diffusion: model %s is a %s model; try-on needs a folder whose %s declares the %s layout", m.name, m.sig.task, FileLayout, LayoutCatVTON)
