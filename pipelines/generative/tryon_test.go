@@ -5,36 +5,12 @@ import (
 	"image"
 	"image/color"
 	"math"
-	"path/filepath"
 	"testing"
 
 	"fashiond/diffusion"
-	"fashiond/inference"
-	"fashiond/models/testenv"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/pipelinetest"
 )
-
-// contractTryOn is the oracle-catvton contract model (a closed-form
-// CatVTON-layout graph, not a real try-on model) on the CPU.
-func contractTryOn(t *testing.T) *generative.CatVTON {
-	t.Helper()
-	rt, err := inference.Open(context.Background(), inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
-	if err != nil {
-		t.Fatalf("%v (run make setup)", err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	m, err := diffusion.LoadTryOn(context.Background(), rt, filepath.Join(pipelinetest.Root(), "diffusion/testdata/contract/oracle-catvton"), diffusion.Options{})
-	if err != nil {
-		t.Fatalf("%v (run make setup)", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	c, err := generative.NewTryOn(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 func TestTryOnSize(t *testing.T) {
 	cases := []struct{ w, h, mw, mh, ww, wh int }{
@@ -75,7 +51,7 @@ func TestPadGarment(t *testing.T) {
 // photo as fed (padded on white): each pixel within 16 levels, the region's
 // mean within 2.
 func TestCatVTONOracle(t *testing.T) {
-	c := contractTryOn(t)
+	c := pipelinetest.ContractTryOner(t)
 	person := gradient(150, 90)
 	garment := image.NewNRGBA(image.Rect(0, 0, 30, 40))
 	for i := 0; i < len(garment.Pix); i += 4 {

@@ -36,15 +36,35 @@ func ContractInpainter(t testing.TB) *generative.Diffusion {
 	return d
 }
 
+// ContractTryOner is the oracle-catvton contract model (a closed-form
+// CatVTON-layout graph whose try-on region takes the mean colour of the
+// garment photo as fed, not a real try-on model) behind the
+// generative.TryOner interface, on the CPU. It is closed with the test.
+func ContractTryOner(t testing.TB) *generative.CatVTON {
+	t.Helper()
+	c, err := generative.NewTryOn(loadContract(t, "oracle-catvton", diffusion.LoadTryOn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // contractModel loads a contract model folder; it is closed with the test.
 func contractModel(t testing.TB, variant string) *diffusion.Model {
+	t.Helper()
+	return loadContract(t, variant, diffusion.Load)
+}
+
+// loadContract loads a contract model folder with load on a CPU runtime;
+// both are closed with the test.
+func loadContract(t testing.TB, variant string, load func(context.Context, *inference.Runtime, string, diffusion.Options) (*diffusion.Model, error)) *diffusion.Model {
 	t.Helper()
 	rt, err := inference.Open(context.Background(), inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
 	if err != nil {
 		t.Fatalf("pipelinetest: %v (run make setup)", err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	m, err := diffusion.Load(context.Background(), rt, filepath.Join(Root(), "diffusion", "testdata", "contract", variant), diffusion.Options{})
+	m, err := load(context.Background(), rt, filepath.Join(Root(), "diffusion", "testdata", "contract", variant), diffusion.Options{})
 	if err != nil {
 		t.Fatalf("pipelinetest: contract model: %v (run make setup)", err)
 	}

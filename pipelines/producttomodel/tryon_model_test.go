@@ -4,42 +4,16 @@ import (
 	"context"
 	"image"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"fashiond/diffusion"
-	"fashiond/inference"
-	"fashiond/models/testenv"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/mask"
 	"fashiond/pipelines/pipelinetest"
 	"fashiond/pipelines/raster"
 	"fashiond/pipelines/transfer"
 )
-
-// contractTryOner is the oracle-catvton contract model (a closed-form
-// CatVTON-layout graph whose try-on region takes the mean colour of the
-// garment photo as fed, not a real try-on model) on the CPU.
-func contractTryOner(t *testing.T) *generative.CatVTON {
-	t.Helper()
-	rt, err := inference.Open(context.Background(), inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
-	if err != nil {
-		t.Fatalf("%v (run make setup)", err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	m, err := diffusion.LoadTryOn(context.Background(), rt, filepath.Join(pipelinetest.Root(), "diffusion/testdata/contract/oracle-catvton"), diffusion.Options{})
-	if err != nil {
-		t.Fatalf("%v (run make setup)", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	c, err := generative.NewTryOn(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // oracleSize is oracle-catvton's person size (its fashiond.json).
 const oracleW, oracleH = 192, 256
@@ -52,7 +26,7 @@ const oracleW, oracleH = 192, 256
 // photo's own; the face checks pass.
 func TestTryOnModelDressesModelPhoto(t *testing.T) {
 	p := pipelinetest.Perception(t)
-	pl := New(p, nil).WithTryOner(contractTryOner(t))
+	pl := New(p, nil).WithTryOner(pipelinetest.ContractTryOner(t))
 	model := pipelinetest.Image(t, "images/codait_man_standing.jpg")
 	prod := pipelinetest.Image(t, "garments/flatlay_tee_red.png")
 	g, err := transfer.AnalyzeGarment(context.Background(), p, prod)
@@ -146,7 +120,7 @@ func checkOutside(t *testing.T, orig, out *image.RGBA, region *image.Gray) {
 // a preset was used, and the preset is dressed by the try-on model.
 func TestTryOnModelThroughRun(t *testing.T) {
 	p := pipelinetest.Perception(t)
-	ton := contractTryOner(t)
+	ton := pipelinetest.ContractTryOner(t)
 	cases := []struct {
 		name   string
 		pl     *Pipeline

@@ -4,42 +4,16 @@ import (
 	"context"
 	"image"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"fashiond/diffusion"
-	"fashiond/inference"
-	"fashiond/models/testenv"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/mask"
 	"fashiond/pipelines/pipelinetest"
 	"fashiond/pipelines/scene"
 	"fashiond/pipelines/transfer"
 )
-
-// contractTryOner is the oracle-catvton contract model (a closed-form
-// CatVTON-layout graph whose try-on region takes the mean colour of the
-// garment photo it is fed, not a real try-on model) on the CPU.
-func contractTryOner(t *testing.T) *generative.CatVTON {
-	t.Helper()
-	rt, err := inference.Open(context.Background(), inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
-	if err != nil {
-		t.Fatalf("%v (run make setup)", err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	m, err := diffusion.LoadTryOn(context.Background(), rt, filepath.Join(pipelinetest.Root(), "diffusion/testdata/contract/oracle-catvton"), diffusion.Options{})
-	if err != nil {
-		t.Fatalf("%v (run make setup)", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	c, err := generative.NewTryOn(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // TestTryOnModelPath runs tryon with the oracle try-on model installed on
 // the white-tee photo and a red tee: the output says path generative and
@@ -50,7 +24,7 @@ func contractTryOner(t *testing.T) *generative.CatVTON {
 // photo's own.
 func TestTryOnModelPath(t *testing.T) {
 	p := pipelinetest.Perception(t)
-	ton := contractTryOner(t)
+	ton := pipelinetest.ContractTryOner(t)
 	res, err := New(p).WithTryOner(ton).Run(context.Background(), request(t, Inputs{PersonImage: "file:images/fashn_model.webp", GarmentImage: "file:garments/flatlay_tee_red.png"}))
 	if err != nil {
 		t.Fatal(err)
