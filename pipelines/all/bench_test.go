@@ -15,7 +15,8 @@ import (
 	"fashiond/pipelines/pipelinetest"
 )
 
-// BenchmarkGenerativeStages runs prompt-tryon, tryon and image-to-video on
+// BenchmarkGenerativeStages runs prompt-tryon, tryon, image-to-video,
+// pose-control and angle-generation on
 // real photos without and with an inpainting model: the shape contract
 // model (SD-1.5's tensor sizes at 512², a small random UNet body; not a
 // real generative model, so the images are meaningless and the times are
@@ -46,12 +47,14 @@ func BenchmarkGenerativeStages(b *testing.B) {
 		{"prompt-tryon", map[string]any{"personImage": "file:images/fashn_model.webp", "prompt": "a red dress", "quality": "1k"}},
 		{"tryon", map[string]any{"personImage": "file:images/fashn_model.webp", "garmentImage": "file:garments/flatlay_tee_red.png"}},
 		{"image-to-video", map[string]any{"imageUrl": "file:images/pexels_woman_portrait.png", "prompt": "slow push in", "duration": 4, "aspectRatio": "16:9", "generateAudio": false}},
+		{"pose-control", map[string]any{"modelImage": "file:images/codait_man_standing.jpg", "poses": []map[string]any{{"type": "custom", "text": "hands on hips"}}, "quality": "1k"}},
+		{"angle-generation", map[string]any{"imageUrl": "file:images/codait_man_standing.jpg", "angleIds": []string{"left45"}, "quality": "1k"}},
 	}
 	p := pipelinetest.Perception(b)
 	for _, mode := range []string{"reference", "generative"} {
 		gen := Generative{}
 		if mode == "generative" {
-			gen.Inpainter = inp
+			gen.Inpainter, gen.Refiner = inp, inp.Refiner()
 		}
 		reg, _ := Registry(p, nil, gen)
 		for _, j := range jobs {
