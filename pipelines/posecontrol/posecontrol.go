@@ -132,7 +132,8 @@ type poseJob struct {
 // source analyses the working image's people, splits it into layers (the
 // subject's, on a photo of several people) and prepares the re-poser. A
 // person to re-pose shows a face: without one, the pose model's skeleton
-// on a product or an empty scene is a guess.
+// on a product or an empty scene is a guess; and a body below it: on a
+// head-and-shoulders portrait the skeleton lies on the face.
 func (pl *Pipeline) source(ctx context.Context, work *image.RGBA) (*poseJob, error) {
 	a, err := pl.people(ctx, work)
 	if err != nil {
@@ -153,6 +154,8 @@ func (pl *Pipeline) source(ctx context.Context, work *image.RGBA) (*poseJob, err
 		return nil, asJobError(err)
 	} else if len(faces) == 0 {
 		return nil, pipelines.Failf("pose-control: no person found in inputs.modelImage (no face detected)")
+	} else if err := repose.BodyBelowFace(sc.Pose, faces); err != nil {
+		return nil, pipelines.Failf("pose-control: inputs.modelImage: %v", err)
 	}
 	src := repose.AllKnown(repose.SkeletonFromPose(sc.Pose, sc.Image.Rect.Dx(), sc.Image.Rect.Dy()))
 	rp, err := repose.NewReposer(ctx, pl.p, sc)
@@ -205,11 +208,15 @@ func (pl *Pipeline) target(ctx context.Context, jb *poseJob, i int, ps PoseSpec,
 	return target, notes, nil
 }
 
-// pose re-poses the person into target (pose i), fills the uncovered
+// pose re-poses the person into target (pose i) when the photo shows every
+// arm the target moves, fills the uncovered
 // background with the inpainting model when there is one, measures and
 // checks the result, and brings it to the tier.
 func (pl *Pipeline) pose(ctx context.Context, jb *poseJob, i int, ps PoseSpec, target repose.Skeleton, notes []string) (pipelines.Output, error) {
 	n := len(jb.in.Poses)
+	if err := repose.MovedArmsVisible(jb.sc.Pose, jb.src, target); err != nil {
+		return pipelines.Output{}, pipelines.Failf("pose-control: poses[%d]: %v", i, err)
+	}
 	r, err := jb.rp.Repose(ctx, target)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -1,0 +1,74 @@
+package posecontrol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"fashiond/pipelines"
+	"fashiond/pipelines/pipelinetest"
+)
+
+// TestArmsRaisedPhotos runs the contact sheet's pose-control job (poses
+// "arms raised" and "hands on hips") on the six real photos. Each either
+// succeeds with every check passing and the pinned figures, or fails
+// with the pinned reason: a portrait whose skeleton lies on the face and
+// a photo whose arm is hidden behind a dog say what the photo lacks
+// instead of a pose_agreement of 0; the two photos whose re-pose tears an
+// arm (bikes: the forearm stays on the other woman's side) or the torso
+// (phones: the pose model's shoulders sit at the chin and the hand) still
+// fail their pose_agreement.
+func TestArmsRaisedPhotos(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	for _, c := range []struct {
+		file string
+		err  string               // the job's error; "" when it succeeds
+		want []map[string]float64 // per output: check name -> value
+	}{
+		{file: "pexels_woman_dog_standing.jpg", err: "pose-control: poses[0]: the pose moves the person's left arm, which the photo does not show (the pose model sees its elbow with visibility 0.06, below 0.3: hidden behind something or outside the frame); only limbs the photo shows can be moved"},
+		{file: "codait_man_standing.jpg", want: []map[string]float64{
+			{"largest_hole": 0, "largest_tear": 0, "pose_agreement": 0.5},
+			{"largest_hole": 0, "largest_tear": 0.0018, "pose_agreement": 1},
+		}},
+		{file: "pexels_woman_portrait.png", err: "pose-control: inputs.modelImage: the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face"},
+		{file: "pexels_woman_side_halfbody.png", err: "pose-control: inputs.modelImage: the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face"},
+		{file: "pixabay_two_women_bikes.jpg", err: "pose-control: poses[0]: self-check pose_agreement failed: 0.25 below the limit 0.5"},
+		{file: "pexels_two_women_phones.jpg", err: "pose-control: poses[0]: self-check pose_agreement failed: 0 below the limit 0.5"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			in := Inputs{ModelImage: "file:images/" + c.file, Quality: "1k", Poses: []PoseSpec{
+				{Type: "custom", Text: "arms raised"}, {Type: "custom", Text: "hands on hips"}}}
+			res, err := New(p).Run(context.Background(), request(t, in))
+			if c.err != "" {
+				var pe *pipelines.Error
+				if !errors.As(err, &pe) || pe.Msg != c.err {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Outputs) != len(c.want) {
+				t.Fatalf("%d outputs, want %d", len(res.Outputs), len(c.want))
+			}
+			for i, o := range res.Outputs {
+				pipelinetest.WritePNG(t, fmt.Sprintf("photos_%s_%d.png", strings.TrimSuffix(c.file, ".jpg"), i), o.Image)
+				got := map[string]float64{}
+				for _, ch := range o.Checks {
+					if !ch.Pass {
+						t.Errorf("output %d: check %+v failed", i, ch)
+					}
+					got[ch.Name] = ch.Value
+				}
+				for name, v := range c.want[i] {
+					if g, ok := got[name]; !ok || g != v {
+						t.Errorf("output %d: %s = %v (present %v), want %v", i, name, g, ok, v)
+					}
+				}
+			}
+		})
+	}
+}
