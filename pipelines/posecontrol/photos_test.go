@@ -19,7 +19,8 @@ import (
 // instead of a pose_agreement of 0; the two photos whose re-pose tears an
 // arm (bikes: the forearm stays on the other woman's side) or the torso
 // (phones: the pose model's shoulders sit at the chin and the hand) still
-// fail their pose_agreement.
+// fail their pose_agreement, naming the arm bones the output does not
+// show as asked.
 func TestArmsRaisedPhotos(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	for _, c := range []struct {
@@ -34,8 +35,8 @@ func TestArmsRaisedPhotos(t *testing.T) {
 		}},
 		{file: "pexels_woman_portrait.png", err: "pose-control: inputs.modelImage: the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face"},
 		{file: "pexels_woman_side_halfbody.png", err: "pose-control: inputs.modelImage: the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face"},
-		{file: "pixabay_two_women_bikes.jpg", err: "pose-control: poses[0]: self-check pose_agreement failed: 0.25 below the limit 0.5"},
-		{file: "pexels_two_women_phones.jpg", err: "pose-control: poses[0]: self-check pose_agreement failed: 0 below the limit 0.5"},
+		{file: "pixabay_two_women_bikes.jpg", err: "pose-control: poses[0]: self-check pose_agreement failed: 0.25 below the limit 0.5 (on the output the pose model finds the left upper arm, right upper arm and right forearm more than 35 degrees from the requested direction, or not at all)"},
+		{file: "pexels_two_women_phones.jpg", err: "pose-control: poses[0]: self-check pose_agreement failed: 0 below the limit 0.5 (on the output the pose model finds the left upper arm, left forearm and right upper arm more than 35 degrees from the requested direction, or not at all)"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			in := Inputs{ModelImage: "file:images/" + c.file, Quality: "1k", Poses: []PoseSpec{
@@ -68,6 +69,38 @@ func TestArmsRaisedPhotos(t *testing.T) {
 						t.Errorf("output %d: %s = %v (present %v), want %v", i, name, g, ok, v)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestCheckErrorNamesMissedBones: a failed pose_agreement names the
+// missed bones as an English list; another failed check, or no missed
+// bone, keeps CheckError's message; all passing is nil.
+func TestCheckErrorNamesMissedBones(t *testing.T) {
+	agree := pipelines.MinCheck("pose_agreement", 0.25, 0.5)
+	tear := pipelines.MaxCheck("largest_tear", 0.01, 0.005)
+	ok := pipelines.MinCheck("pose_agreement", 1, 0.5)
+	for _, c := range []struct {
+		name   string
+		checks []pipelines.Check
+		missed []string
+		want   string
+	}{
+		{"one bone", []pipelines.Check{agree}, []string{"left forearm"}, "pose-control: poses[1]: self-check pose_agreement failed: 0.25 below the limit 0.5 (on the output the pose model finds the left forearm more than 35 degrees from the requested direction, or not at all)"},
+		{"three bones", []pipelines.Check{agree}, []string{"a", "b", "c"}, "pose-control: poses[1]: self-check pose_agreement failed: 0.25 below the limit 0.5 (on the output the pose model finds the a, b and c more than 35 degrees from the requested direction, or not at all)"},
+		{"tear first", []pipelines.Check{tear, agree}, []string{"left forearm"}, "pose-control: poses[1]: self-check largest_tear failed: 0.01 above the limit 0.005"},
+		{"no missed bone", []pipelines.Check{agree}, nil, "pose-control: poses[1]: self-check pose_agreement failed: 0.25 below the limit 0.5"},
+		{"all pass", []pipelines.Check{ok}, []string{"left forearm"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := measured{checks: c.checks, missed: c.missed}.checkError(1)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
 			}
 		})
 	}

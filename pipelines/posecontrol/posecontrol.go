@@ -240,17 +240,18 @@ func (pl *Pipeline) pose(ctx context.Context, jb *poseJob, i int, ps PoseSpec, t
 			r.Image, gen = img, &info
 		}
 	}
-	final, checks, note, err := pl.measure(ctx, jb.sc.Image, jb.sc.PersonMask, jb.rp.S, r, jb.a)
+	m, err := pl.measure(ctx, jb.sc.Image, jb.sc.PersonMask, jb.rp.S, r, jb.a)
 	if err != nil {
 		return pipelines.Output{}, err
 	}
-	if note != "" {
-		notes = append(notes, note)
+	if m.note != "" {
+		notes = append(notes, m.note)
 	}
-	if err := pipelines.CheckError(fmt.Sprintf("pose-control: poses[%d]", i), checks); err != nil {
+	if err := m.checkError(i); err != nil {
 		return pipelines.Output{}, err
 	}
-	out, err := pl.p.ToTier(ctx, final, jb.in.Quality, jb.ratio)
+	checks := m.checks
+	out, err := pl.p.ToTier(ctx, m.final, jb.in.Quality, jb.ratio)
 	if err != nil {
 		if ctx.Err() != nil {
 			return pipelines.Output{}, ctx.Err()
@@ -281,33 +282,63 @@ func (pl *Pipeline) people(ctx context.Context, work *image.RGBA) (*body.Analysi
 	return a, nil
 }
 
+// measured is a re-posed image confined to the subject and measured: the
+// final image, its checks, a note naming the subject ("" for one person)
+// and the moved bones the output does not show in the target's direction
+// (pose_agreement's misses).
+type measured struct {
+	final  *image.RGBA
+	checks []pipelines.Check
+	note   string
+	missed []string
+}
+
 // measure confines a re-posed image to the subject on a photo of several
 // people (a.Several()) and measures it: changed_outside_subject (several
 // people only), largest_hole (new black regions), largest_tear (the
 // inpainted plate showing through the re-posed body; was is the scene's
-// person mask) and pose_agreement. It returns the final
-// image, its checks and a note naming the subject ("" for one person).
-func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gray, source repose.Skeleton, r *repose.Rendered, a *body.Analysis) (*image.RGBA, []pipelines.Check, string, error) {
-	final := r.Image
-	var checks []pipelines.Check
+// person mask) and pose_agreement.
+func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gray, source repose.Skeleton, r *repose.Rendered, a *body.Analysis) (measured, error) {
+	m := measured{final: r.Image}
 	var person *image.Gray
-	band, note := 0.0, ""
+	band := 0.0
 	if a != nil && a.Several() {
 		var alpha *image.Gray
-		final, alpha = a.ConfineMoved(src, r.Image, r.Alpha)
-		checks = append(checks, selfcheck.ChangedOutside(src, final, alpha))
+		m.final, alpha = a.ConfineMoved(src, r.Image, r.Alpha)
+		m.checks = append(m.checks, selfcheck.ChangedOutside(src, m.final, alpha))
 		person, band = r.Alpha, a.Band()
-		note = fmt.Sprintf("subject: %s; only the subject is re-posed, the other people and the rest of the photo are unchanged", a.Rule)
+		m.note = fmt.Sprintf("subject: %s; only the subject is re-posed, the other people and the rest of the photo are unchanged", a.Rule)
 	}
-	checks = append(checks, selfcheck.Hole(src, final), selfcheck.Tear(final, was, r.Alpha))
-	agree, err := repose.PoseAgreement(ctx, pl.p, final, person, band, source, r.Target)
+	m.checks = append(m.checks, selfcheck.Hole(src, m.final), selfcheck.Tear(m.final, was, r.Alpha))
+	agree, missed, err := repose.PoseAgreementMissed(ctx, pl.p, m.final, person, band, source, r.Target)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, "", ctx.Err()
+			return measured{}, ctx.Err()
 		}
-		return nil, nil, "", pipelines.Transientf("pose-control: %v", err)
+		return measured{}, pipelines.Transientf("pose-control: %v", err)
 	}
-	return final, append(checks, agree), note, nil
+	m.checks, m.missed = append(m.checks, agree), missed
+	return m, nil
+}
+
+// checkError is the job error of pose i's failed checks (nil when all
+// pass). When pose_agreement is the one that failed, it names the bones
+// the output does not show as asked.
+func (m measured) checkError(i int) error {
+	err := pipelines.CheckError(fmt.Sprintf("pose-control: poses[%d]", i), m.checks)
+	var pe *pipelines.Error
+	if err == nil || len(m.missed) == 0 || !errors.As(err, &pe) || !strings.Contains(pe.Msg, repose.NamePoseAgreement) {
+		return err
+	}
+	return pipelines.Failf("%s (on the output the pose model finds the %s more than %d degrees from the requested direction, or not at all)", pe.Msg, listWords(m.missed), repose.PoseTolDeg)
+}
+
+// listWords joins words as an English list ("a", "a and b", "a, b and c").
+func listWords(w []string) string {
+	if len(w) < 2 {
+		return strings.Join(w, "")
+	}
+	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
 }
 
 func asJobError(err error) error {

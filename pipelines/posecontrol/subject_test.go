@@ -46,10 +46,11 @@ func TestMultiPersonConfined(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			final, checks, note, err := pl.measure(ctx, work, sc.PersonMask, rp.S, r, a)
+			m, err := pl.measure(ctx, work, sc.PersonMask, rp.S, r, a)
 			if err != nil {
 				t.Fatal(err)
 			}
+			final, checks, note := m.final, m.checks, m.note
 			name := strings.TrimSuffix(strings.TrimPrefix(c.file, "images/"), ".jpg")
 			pipelinetest.WritePNG(t, "pose_multi_"+name+".png", final)
 			t.Logf("checks %+v; %s", checks, note)

@@ -2,6 +2,7 @@ package repose
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"fashiond/models"
@@ -55,20 +56,22 @@ func TestAgreement(t *testing.T) {
 	raised := sk(pt(53, 30), pt(56, 11), true)   // within a few degrees
 	sideways := sk(pt(70, 50), pt(90, 50), true) // 90 degrees off
 	cases := []struct {
-		name string
-		got  Skeleton
-		want float64
-		n    int
+		name   string
+		got    Skeleton
+		want   float64
+		n      int
+		missed string
 	}{
-		{"did it", raised, 1, 2},
-		{"other pose", sideways, 0, 2},
-		{"not found", sk(pt(50, 30), pt(50, 10), false), 0, 2},
+		{"did it", raised, 1, 2, ""},
+		{"other pose", sideways, 0, 2, "left upper arm,left forearm"},
+		{"not found", sk(pt(50, 30), pt(50, 10), false), 0, 2, "left upper arm,left forearm"},
+		{"forearm only", sk(pt(53, 30), pt(70, 30), true), 0.5, 2, "left forearm"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v, n := agreement(c.got, source, target, 100, 100)
-			if v != c.want || n != c.n {
-				t.Errorf("agreement = %.2f over %d, want %.2f over %d", v, n, c.want, c.n)
+			v, n, missed := agreementMissed(c.got, source, target, 100, 100)
+			if v != c.want || n != c.n || strings.Join(missed, ",") != c.missed {
+				t.Errorf("agreement = %.2f over %d missing %q, want %.2f over %d missing %q", v, n, missed, c.want, c.n, c.missed)
 			}
 		})
 	}
