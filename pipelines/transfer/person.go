@@ -25,6 +25,8 @@ type body struct {
 	hipL, hipR, kneeL, kneeR     models.Point
 	ankL, ankR                   models.Point
 	nose                         models.Point
+	face                         *models.Face // the subject's detected face (nil: none found)
+	shouldersGuessed             bool         // the face guard moved the pose's shoulders
 	sw                           float64      // shoulder width (joints)
 	up, right                    models.Point // torso axis unit vectors
 	torsoLen                     float64
@@ -82,7 +84,37 @@ func analyzePerson(ctx context.Context, p models.Perception, img *image.RGBA) (*
 		return nil, fmt.Errorf("tryon: parsing: %w", err)
 	}
 	b.pm, b.parse = pm, parse
-	// Image-left joints: the person's right side when facing the camera.
+	b.joints()
+	if b.face, err = subjectFace(ctx, p, img); err != nil {
+		return nil, err
+	}
+	if err := b.guardPose(); err != nil {
+		return nil, err
+	}
+	ms, mh := mid(b.shL, b.shR), mid(b.hipL, b.hipR)
+	b.torsoLen = dist(ms, mh)
+	// A torso much shorter than the shoulders are wide means the hips are
+	// out of frame or misplaced (a frontal adult's is about 1.3 to 1.6).
+	if b.torsoLen < 1.05*b.sw || !vis(models.KpLeftHip) || !vis(models.KpRightHip) {
+		// Hips out of frame or guessed: assume a standard torso.
+		b.torsoLen = 1.45 * b.sw
+		mh = add(ms, models.Point{Y: b.torsoLen})
+		b.hipL = add(b.shL, models.Point{X: 0.15 * b.sw, Y: b.torsoLen})
+		b.hipR = add(b.shR, models.Point{X: -0.15 * b.sw, Y: b.torsoLen})
+	}
+	b.up = unit(sub(ms, mh))
+	b.right = models.Point{X: -b.up.Y, Y: b.up.X}
+	b.headR = math.Max(0.3*b.sw, 1.3*dist(kp(pose, models.KpLeftEar), kp(pose, models.KpRightEar))/2+0.1*b.sw)
+	b.regions()
+	b.keepFace()
+	return b, nil
+}
+
+// joints sets the body's joints from the pose, by image side: L is the
+// joint on the viewer's left, the person's right side when facing the
+// camera.
+func (b *body) joints() {
+	pose, k := b.pose, b.pose.Keypoints
 	rs, ls := models.KpRightShoulder, models.KpLeftShoulder
 	re, le := models.KpRightElbow, models.KpLeftElbow
 	rw, lw := models.KpRightWrist, models.KpLeftWrist
@@ -100,23 +132,6 @@ func analyzePerson(ctx context.Context, p models.Perception, img *image.RGBA) (*
 	b.kneeL, b.kneeR = kp(pose, rk), kp(pose, lk)
 	b.ankL, b.ankR = kp(pose, ra), kp(pose, la)
 	b.nose = kp(pose, models.KpNose)
-	b.sw = math.Max(dist(b.shL, b.shR), 8)
-	ms, mh := mid(b.shL, b.shR), mid(b.hipL, b.hipR)
-	b.torsoLen = dist(ms, mh)
-	// A torso much shorter than the shoulders are wide means the hips are
-	// out of frame or misplaced (a frontal adult's is about 1.3 to 1.6).
-	if b.torsoLen < 1.05*b.sw || !vis(models.KpLeftHip) || !vis(models.KpRightHip) {
-		// Hips out of frame or guessed: assume a standard torso.
-		b.torsoLen = 1.45 * b.sw
-		mh = add(ms, models.Point{Y: b.torsoLen})
-		b.hipL = add(b.shL, models.Point{X: 0.15 * b.sw, Y: b.torsoLen})
-		b.hipR = add(b.shR, models.Point{X: -0.15 * b.sw, Y: b.torsoLen})
-	}
-	b.up = unit(sub(ms, mh))
-	b.right = models.Point{X: -b.up.Y, Y: b.up.X}
-	b.headR = math.Max(0.3*b.sw, 1.3*dist(kp(pose, models.KpLeftEar), kp(pose, models.KpRightEar))/2+0.1*b.sw)
-	b.regions()
-	return b, nil
 }
 
 // medianLab is the per-channel median Lab of the pixels in a disc that the

@@ -448,7 +448,8 @@ func shoulderSeam(b *body, j models.Point, out float64) models.Point {
 	if t < seamMinRise*b.sw {
 		t = extent(b.pm, j, b.up, seamReachPerson*b.sw)
 	}
-	if t < seamMinRise*b.sw {
+	if t < seamMinRise*b.sw || b.shouldersGuessed && t > seamDefaultRise*b.sw {
+		// Guessed shoulders: what lies above them is the neck and hair.
 		t = seamDefaultRise * b.sw
 	}
 	return add(add(j, mul(b.up, seamRiseShare*t)), mul(b.right, out*seamOutward*b.sw))
@@ -589,9 +590,20 @@ func splitTopParts(g *garment.Garment) (bodyM, sleeveL, sleeveR *image.Gray) {
 }
 
 // personOr is the person (or the old top) dilated by r pixels: how far a
-// garment part may reach past the outline.
+// garment part may reach past the outline. With shoulders the face guard
+// moved, the person is the parsing's clothes.
 func personOr(b *body, r float64) *image.Gray {
 	m := mask.Binary(b.pm, 128)
+	if b.shouldersGuessed {
+		// The pose was wrong: only the clothes say where the torso is (the
+		// person mask has the hair and the neck beside them).
+		for i := range m.Pix {
+			m.Pix[i] = 0
+			if b.clothesAt(i) {
+				m.Pix[i] = 255
+			}
+		}
+	}
 	for i, v := range b.upper.Pix {
 		m.Pix[i] = max(m.Pix[i], v)
 	}
