@@ -44,14 +44,15 @@ func TestGenerativeStage(t *testing.T) {
 	}
 }
 
-// TestGenerativeStageNeedsTheGarmentRegion: on the side-view half-body
-// portrait no top region is found; the generative stage refuses as the
-// reference path does instead of repainting what the sleeve band reaches
-// (it painted over her hair before).
+// TestGenerativeStageNeedsTheGarmentRegion: on the astronaut's
+// upper-body portrait no bottom region is found; the generative stage
+// refuses as the reference path does instead of repainting what the
+// garment band reaches. (It used the side-view portrait, whose top was not
+// found before the body frame came from the face there.)
 func TestGenerativeStageNeedsTheGarmentRegion(t *testing.T) {
 	pl := New(pipelinetest.Perception(t), nil).WithInpainter(pipelinetest.ContractInpainter(t))
-	_, err := run(t, pl, map[string]any{"personImage": "file:images/pexels_woman_side_halfbody.png", "prompt": "a green coat", "quality": "1k"})
-	if err == nil || !strings.Contains(err.Error(), "found no top region") {
+	_, err := run(t, pl, map[string]any{"personImage": "file:images/astronaut.png", "prompt": "olive trousers", "quality": "1k"})
+	if err == nil || !strings.Contains(err.Error(), "found no bottom region") {
 		t.Fatalf("err = %v", err)
 	}
 }

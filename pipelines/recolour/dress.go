@@ -61,20 +61,30 @@ func (r *Regions) alpha(region string) *raster.Plane {
 	return map[string]*raster.Plane{RegionTop: r.top, RegionBottom: r.bottom, RegionFull: r.full}[region]
 }
 
+// Area is the share of the image a region (RegionTop, RegionBottom,
+// RegionFull) covers: its mean alpha; -1 for an unknown region.
+func (r *Regions) Area(region string) float64 {
+	alpha := r.alpha(region)
+	if alpha == nil {
+		return -1
+	}
+	var area float64
+	for _, v := range alpha.P {
+		area += float64(v)
+	}
+	return area / float64(max(len(alpha.P), 1))
+}
+
 // Check says whether every garment of spec has a region to dress: a
 // *RegionError for one that was not found (the reference recolouring and
 // the generative stage both refuse it, rather than paint elsewhere).
 func (r *Regions) Check(spec Spec) error {
 	for _, g := range spec.Garments {
-		alpha := r.alpha(g.Region)
-		if alpha == nil {
+		area := r.Area(g.Region)
+		if area < 0 {
 			return fmt.Errorf("prompt-tryon: unknown region %q", g.Region)
 		}
-		var area float64
-		for _, v := range alpha.P {
-			area += float64(v)
-		}
-		if area /= float64(len(alpha.P)); area < minRegionArea {
+		if area < minRegionArea {
 			return &RegionError{Region: g.Region, Area: area}
 		}
 	}

@@ -23,7 +23,9 @@ type Regions struct {
 	upX, upY           float64 // unit vector from the waist toward the shoulders
 	torso, shoulder    float64 // lengths in pixels
 	hipsInFrame        bool
-	hipsFromPose       bool   // the pose model's hips were plausible (else estimated)
+	hipsFromPose       bool // the pose model's hips were plausible (else estimated)
+	faceFramed         bool // the frame came from the face: the pose's skeleton lay inside it
+	faceBox            [4]float64
 	seedCounts         [2]int // seed pixel counts for the top and bottom colour models
 	topModel, botModel *labModel
 }
@@ -86,13 +88,15 @@ func (m *labModel) dist(l, a, b float32) float32 {
 //   - closing of small holes, then feathered edges.
 func FindRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*Regions, error) {
 	w, h := img.Rect.Dx(), img.Rect.Dy()
-	pose, sel, parse, err := perceive(ctx, p, img)
+	s, err := perceive(ctx, p, img)
 	if err != nil {
 		return nil, err
 	}
+	pose, parse := s.pose, s.parse
 	r := &Regions{w: w, h: h}
 	wk := &regionWork{diag: math.Hypot(float64(w), float64(h))}
-	wk.pg = r.personPlanes(pose, sel)
+	face := faceOverShoulders(pose, s.faces)
+	wk.pg = r.personPlanes(pose, s.sel, face != nil)
 	wk.clothes = raster.MaskPlane(parse.Clothes, w, h)
 	wk.skin = raster.MaskPlane(parse.Skin, w, h)
 	wk.hair = raster.MaskPlane(parse.Hair, w, h)
@@ -106,8 +110,8 @@ func FindRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*Re
 		wk.notBody.P[i] = nb
 		wk.core.P[i] = wk.clothes.P[i] * wk.pg.P[i] * nb
 	}
-	r.geometry(pose, wk.core)
-	wk.handsFace, wk.shoes = bodyZones(pose, w, h, r.shoulder, r.hipsFromPose)
+	z := r.frame(s.pose, face, wk.core)
+	wk.handsFace, wk.shoes = bodyZones(z, w, h, r.shoulder)
 	r.labPlanes(img, wk)
 	r.topModel = fitModel(wk.core, wk.L, wk.A, wk.B, wk.Cp, wk.Hp, func(i int) bool { return r.torsoPos(i) > topSeedAbove }, &r.seedCounts[0])
 	r.botModel = fitModel(wk.core, wk.L, wk.A, wk.B, wk.Cp, wk.Hp, func(i int) bool { return r.torsoPos(i) < -bottomSeedBelow && wk.shoes.P[i] == 0 }, &r.seedCounts[1])
@@ -148,13 +152,24 @@ const (
 	shoeBlur = 0.006
 	// nearBlur: "near the clothes" is the clothes blurred over this share.
 	nearBlur = 0.04
-	// splitSharpness: the top/bottom logit is the torso position over this.
-	splitSharpness = 0.01
+	// splitSharpness: the top/bottom logit is the torso position over this;
+	// below the waist separatedSharpness when the garments' colours are
+	// separated, so that colour decides down to half a torso length below
+	// the waist estimate (a hoodie or tunic hangs to the hips; trousers do
+	// not climb up the chest).
+	splitSharpness     = 0.01
+	separatedSharpness = 0.05
 	// colourVote and maxColourVote: a pixel's colour moves the top/bottom
 	// logit by this times the models' distance difference, at most
 	// maxColourVote.
-	colourVote    = 0.5
-	maxColourVote = 6
+	colourVote    = 1
+	maxColourVote = 10
+	// voteNear and voteFar: only a pixel that looks like one of the
+	// garments votes: fully when its distance to the nearer colour model is
+	// below voteNear, not at all beyond voteFar (a shadow, the background
+	// under an arm).
+	voteNear = 2
+	voteFar  = 4
 	// holeBlur: small holes are closed with a blur over this share.
 	holeBlur = 0.004
 	// featherPx and featherDiag: the masks' edges are feathered with a
@@ -175,43 +190,60 @@ type regionWork struct {
 	L, A, B, Cp, Hp         *raster.Plane
 }
 
-// perceive runs the pose, person mask and parsing models and fails with a
-// NoPersonError when there is no person to dress.
-func perceive(ctx context.Context, p models.Perception, img *image.RGBA) (*models.Pose, *image.Gray, *models.Parsing, error) {
-	pose, err := p.Pose(ctx, img)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("pose: %w", err)
+// seen is what the perception models report on one image: the pose, the
+// selfie person mask, the skin/clothes/hair parsing and the faces.
+type seen struct {
+	pose  *models.Pose
+	sel   *image.Gray
+	parse *models.Parsing
+	faces []models.Face
+}
+
+// perceive runs the pose, person mask, parsing and face models and fails
+// with a NoPersonError when there is no person to dress.
+func perceive(ctx context.Context, p models.Perception, img *image.RGBA) (*seen, error) {
+	var s seen
+	var err error
+	if s.pose, err = p.Pose(ctx, img); err != nil {
+		return nil, fmt.Errorf("pose: %w", err)
 	}
-	sel, err := p.PersonMask(ctx, img)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("person mask: %w", err)
+	if s.sel, err = p.PersonMask(ctx, img); err != nil {
+		return nil, fmt.Errorf("person mask: %w", err)
 	}
-	parse, err := p.Parse(ctx, img)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("clothes parsing: %w", err)
+	if s.parse, err = p.Parse(ctx, img); err != nil {
+		return nil, fmt.Errorf("clothes parsing: %w", err)
+	}
+	if s.faces, err = p.Faces(ctx, img); err != nil {
+		return nil, fmt.Errorf("face detection: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	selArea := 0
-	for _, v := range sel.Pix {
+	for _, v := range s.sel.Pix {
 		if v > 128 {
 			selArea++
 		}
 	}
-	cover := float64(selArea) / float64(max(len(sel.Pix), 1))
-	if pose.Presence < minPresence || cover < minPersonCover ||
-		pose.Keypoints[models.KpLeftShoulder].Visibility < minShoulderVisibility && pose.Keypoints[models.KpRightShoulder].Visibility < minShoulderVisibility {
-		return nil, nil, nil, &NoPersonError{Presence: pose.Presence, Cover: cover}
+	cover := float64(selArea) / float64(max(len(s.sel.Pix), 1))
+	kp := s.pose.Keypoints
+	if s.pose.Presence < minPresence || cover < minPersonCover ||
+		kp[models.KpLeftShoulder].Visibility < minShoulderVisibility && kp[models.KpRightShoulder].Visibility < minShoulderVisibility {
+		return nil, &NoPersonError{Presence: s.pose.Presence, Cover: cover}
 	}
-	return pose, sel, parse, nil
+	return &s, nil
 }
 
 // personPlanes fuses the pose model's and the selfie model's person masks
 // into r.person, and returns the lenient person mask for the garments.
-func (r *Regions) personPlanes(pose *models.Pose, sel *image.Gray) *raster.Plane {
+// With noPoseMask (the pose's skeleton is wrong, see frame) the pose
+// model's mask, made for that skeleton, is left out.
+func (r *Regions) personPlanes(pose *models.Pose, sel *image.Gray, noPoseMask bool) *raster.Plane {
 	w, h := r.w, r.h
 	pm, ps := raster.MaskPlane(pose.Mask, w, h), raster.MaskPlane(sel, w, h)
+	if noPoseMask {
+		pm = nil
+	}
 	r.person = raster.NewPlane(w, h)
 	pg := raster.NewPlane(w, h)
 	for i := range r.person.P {
@@ -348,7 +380,11 @@ func (r *Regions) garmentness(wk *regionWork) *raster.Plane {
 			logit := t / splitSharpness
 			dT, dB := r.modelDists(wk, i)
 			if separated {
-				logit += math.Max(-maxColourVote, math.Min(maxColourVote, float64(dB-dT)*colourVote))
+				vote := math.Max(-maxColourVote, math.Min(maxColourVote, float64(dB-dT)*colourVote))
+				if t < 0 {
+					logit = t / separatedSharpness
+				}
+				logit += vote * float64(raster.Smoothstep(voteFar, voteNear, min(dT, dB)))
 			}
 			pt := float32(1 / (1 + math.Exp(-logit)))
 			if !r.hipsInFrame {
@@ -386,7 +422,7 @@ func (r *Regions) garmentAt(wk *regionWork, i int, t float64, dT, dB, nearV floa
 }
 
 // closeAndSplit closes small holes in r.clothes, cuts skin and hair out
-// again, splits it into r.full, r.top and r.bottom by pTop and feathers
+// again, drops stray pieces, splits it into r.full, r.top and r.bottom by pTop and feathers
 // their edges.
 func (r *Regions) closeAndSplit(wk *regionWork, pTop *raster.Plane) {
 	w, h := r.w, r.h
@@ -396,6 +432,7 @@ func (r *Regions) closeAndSplit(wk *regionWork, pTop *raster.Plane) {
 	for i := range closed.P {
 		closed.P[i] = max(r.clothes.P[i], raster.Smoothstep(0.35, 0.65, closed.P[i])) * raster.Smoothstep(0.2, 0.6, wk.notBody.P[i]) * wk.pg.P[i]
 	}
+	r.dropStrayPieces(closed, wk.diag)
 	r.clothes = closed
 	r.full, r.top, r.bottom = raster.NewPlane(w, h), raster.NewPlane(w, h), raster.NewPlane(w, h)
 	for i := range closed.P {
@@ -463,15 +500,13 @@ func (r *Regions) geometry(pose *models.Pose, core *raster.Plane) {
 	}
 	r.torso = torso
 	r.waistX, r.waistY = hmx+raise*(smx-hmx), hmy+raise*(smy-hmy)
-	r.hipsInFrame = r.waistY < fh*0.97
+	r.hipsInFrame = r.waistY < fh*waistInFrame
 }
 
-// bodyZones returns masks of the hands, face and arms (near the wrist,
-// finger and face keypoints and the arm bones) and of the shoes (the lower
-// shins and the feet of visible legs).
-func bodyZones(pose *models.Pose, w, h int, sw float64, hipsOK bool) (handsFace, shoes *raster.Plane) {
+// bodyZones returns masks of the zones' hands, face and arms and of their
+// shoes (shoulder width sw).
+func bodyZones(z zones, w, h int, sw float64) (handsFace, shoes *raster.Plane) {
 	handsFace, shoes = raster.NewPlane(w, h), raster.NewPlane(w, h)
-	z := zoneShapes(pose, sw, hipsOK)
 	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			fy := float64(y)
