@@ -15,14 +15,15 @@ import (
 // the subject (the person with the largest face) and fewer than 1% of the
 // pixels outside the subject's region and blend band change; the other
 // person is untouched; the output reports its checks, all passing. On the
-// phones photo the subject's raised arm misleads the pose, the tee lands on
-// her chin and the job fails with the face check's name (the expected
-// error is given), never with "no person found".
+// phones photo the subject's turned head and raised arm mislead the pose,
+// which puts her shoulders at her chin: the face guard (package transfer)
+// fails the job saying so (before it, the tee landed on her chin and the
+// face check failed at 0.0647), never with "no person found".
 func TestTryonGroupPhotoConfined(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	for _, tc := range []struct{ name, wantErr string }{
 		{"pixabay_two_women_bikes.jpg", ""},
-		{"pexels_two_women_phones.jpg", "tryon: self-check face_region_change failed"},
+		{"pexels_two_women_phones.jpg", "personImage: the pose model put the subject's shoulders on the face (at y 726, the face box ends at y 726)"},
 	} {
 		name := tc.name
 		t.Run(name, func(t *testing.T) {
