@@ -54,7 +54,7 @@ run: setup build
 test: setup
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 40m ./...
-	$(GO) test -race -count=1 -timeout 20m ./diffusion/... ./inference/ ./api/
+	$(GO) test -race -count=1 -timeout 20m ./diffusion/... ./inference/ ./api/ ./jobs/
 
 # Fault injection: SIGKILLed workers, a killed and restarted redis-server,
 # slow and large bodies (see docs/OPERATIONS.md). Not part of `make test`.

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -422,8 +423,13 @@ func clusterEviction(t *testing.T, e *env, cc *redis.ClusterClient) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var other *redis.Client
+	var (
+		mu    sync.Mutex // ForEachMaster calls fn on every master at once
+		other *redis.Client
+	)
 	err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
 		if n.Options().Addr != svcMaster.Options().Addr {
 			other = n // any one of the other masters will do
 		}
