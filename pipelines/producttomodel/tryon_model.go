@@ -2,24 +2,22 @@ package producttomodel
 
 import (
 	"context"
+	"fmt"
 	"image"
+	"slices"
 
-	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/body"
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/generative"
-	"fashiond/pipelines/raster"
-	"fashiond/pipelines/selfcheck"
 	"fashiond/pipelines/transfer"
 	"fashiond/spec"
 )
 
 // The try-on stage: with an installed try-on model (CatVTON layout) the
-// product is put on the model photo (given, generated or preset) by the
-// model over the garment region the classical transfer computes
-// (transfer.TryOnRegion), as tryon does; the transfer's result stays the
-// fallback.
+// product is put on the subject of the model photo (given, generated or
+// preset) by the model over the garment region the classical transfer
+// computes on the subject's crop (transfer.Subject.TryOnRegion), as tryon
+// does; the transfer's result stays the fallback.
 
 // WithTryOner makes the pipeline put the product on the model photo with an
 // installed try-on model instead of the classical transfer (nil keeps the
@@ -41,28 +39,28 @@ type dressed struct {
 	notes []string
 }
 
-// dress puts g on the model photo: the classical transfer, then, with an
-// installed try-on model, the model over the transfer's garment region
-// (the model photo's face box cut out). A try-on output that fails the
-// face checks gives way to the transfer's result, and a note names the
-// check; a transfer result that fails them fails the job.
-func (pl *Pipeline) dress(ctx context.Context, model, product image.Image, g *garment.Garment, o transfer.Options) (*dressed, error) {
-	out, info, err := transfer.Transfer(ctx, pl.p, model, g, o)
+// dress puts g on the subject of the model photo: the classical transfer
+// on the subject's crop, placed back confined to the subject's region
+// (transfer.Subject), then, with an installed try-on model, the model over
+// the transfer's garment region of the crop (the subject's face box cut
+// out), placed back alike. Both are measured (changed_outside_subject,
+// face_region_change, face_found); a try-on output that fails a check
+// gives way to the transfer's result, and a note names the check; a
+// transfer result that fails one fails the job.
+func (pl *Pipeline) dress(ctx context.Context, subj *transfer.Subject, product image.Image, g *garment.Garment, o transfer.Options) (*dressed, error) {
+	out, info, err := subj.Transfer(ctx, pl.p, g, o)
 	if err != nil {
 		return nil, err
 	}
-	face, err := pl.modelFace(ctx, model)
+	img, checks, err := subj.Place(ctx, pl.p, out)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("product-to-model: %w", err)
 	}
-	classical := &dressed{img: out, info: info, notes: info.Notes}
-	if face != nil {
-		classical.checks = []pipelines.Check{selfcheck.FaceChange(model, out, *face)}
-	}
+	classical := &dressed{img: img, info: info, checks: checks, notes: withNote(info.Notes, subj.Note())}
 	if pl.ton == nil {
 		return classical, pipelines.CheckError(spec.ModelProductToModel, classical.checks)
 	}
-	tried, err := pl.tryOn(ctx, model, product, face, info, o)
+	tried, err := pl.tryOn(ctx, subj, product, info, o)
 	if err != nil {
 		return nil, err
 	}
@@ -73,19 +71,19 @@ func (pl *Pipeline) dress(ctx context.Context, model, product image.Image, g *ga
 	if err := pipelines.CheckError(spec.ModelProductToModel, classical.checks); err != nil {
 		return nil, err
 	}
-	classical.notes = append(classical.notes[:len(classical.notes):len(classical.notes)],
+	classical.notes = withNote(classical.notes,
 		"the try-on model's output was not used: "+cerr.Error()+"; the classical transfer was used instead")
 	return classical, nil
 }
 
 // tryOn runs the try-on model over the transfer's garment region of the
-// model photo and measures the result (face unchanged, face still found).
-func (pl *Pipeline) tryOn(ctx context.Context, model, product image.Image, face *models.Face, info *transfer.TransferInfo, o transfer.Options) (*dressed, error) {
+// subject's crop, places the result back and measures it.
+func (pl *Pipeline) tryOn(ctx context.Context, subj *transfer.Subject, product image.Image, info *transfer.TransferInfo, o transfer.Options) (*dressed, error) {
 	var progress func(done, total int)
 	if o.Progress != nil {
 		progress = func(done, total int) { o.Progress("generative", float64(done)/float64(max(total, 1))) }
 	}
-	out, gi, err := pl.ton.TryOn(ctx, model, product, info.TryOnRegion(face, model.Bounds().Min), generative.TryOnOptions{
+	out, gi, err := pl.ton.TryOn(ctx, subj.CropImage(), product, subj.TryOnRegion(info), generative.TryOnOptions{
 		Seed: uint64(o.Seed + int64(o.Variation)), Steps: transfer.TryOnSteps(o.Accuracy), Progress: progress,
 	})
 	if err != nil {
@@ -94,27 +92,19 @@ func (pl *Pipeline) tryOn(ctx context.Context, model, product image.Image, face 
 		}
 		return nil, pipelines.Transientf("product-to-model: try-on model: %v", err)
 	}
-	img := raster.CopyRGBA(out)
-	d := &dressed{img: img, info: info, tryOn: &gi, notes: []string{gi.TryOnNote(), transfer.TryOnRegionNote}}
-	if face != nil {
-		found, err := selfcheck.FaceFound(ctx, pl.p, img, *face)
-		if err != nil {
-			return nil, err
-		}
-		d.checks = []pipelines.Check{selfcheck.FaceChange(model, img, *face), found}
+	img, checks, err := subj.Place(ctx, pl.p, out)
+	if err != nil {
+		return nil, fmt.Errorf("product-to-model: %w", err)
 	}
-	return d, nil
+	notes := withNote([]string{gi.TryOnNote(), transfer.TryOnRegionNote}, subj.Note())
+	return &dressed{img: img, info: info, checks: checks, tryOn: &gi, notes: notes}, nil
 }
 
-// modelFace is the face of the model photo's subject (nil when none is
-// seen: the transfer has already refused photos without a person).
-func (pl *Pipeline) modelFace(ctx context.Context, model image.Image) (*models.Face, error) {
-	a, err := body.Analyze(ctx, pl.p, model)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, nil
+// withNote is notes (never modified) with note appended when it is not
+// empty.
+func withNote(notes []string, note string) []string {
+	if note == "" {
+		return notes
 	}
-	return a.SubjectPerson().Face, nil
+	return append(slices.Clip(notes), note)
 }

@@ -3,15 +3,16 @@ package producttomodel
 import (
 	"context"
 	"image"
+	"image/draw"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	bodypkg "fashiond/pipelines/body"
 	"fashiond/pipelines/generative"
 	"fashiond/pipelines/mask"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/raster"
 	"fashiond/pipelines/transfer"
 )
 
@@ -20,10 +21,11 @@ const oracleW, oracleH = 192, 256
 
 // TestTryOnModelDressesModelPhoto: with the oracle try-on model, dress puts
 // the red tee on the standing man (a modelImageUrl-like photo) with the
-// model: inside the transfer's garment region (eroded past its edge latent
-// cells) the mean colour is the garment photo's mean as fed to the model
-// within 4 levels; every pixel outside the region grown by 1 px is the
-// photo's own; the face checks pass.
+// model, on the subject's crop: inside the transfer's garment region
+// (eroded past its edge latent cells) the mean colour is the garment
+// photo's mean as fed to the model within 4 levels; every pixel of the crop
+// outside the region grown by 1 px, and every pixel outside the crop, is
+// the photo's own; the three self-checks pass.
 func TestTryOnModelDressesModelPhoto(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	pl := New(p, nil).WithTryOner(pipelinetest.ContractTryOner(t))
@@ -33,12 +35,16 @@ func TestTryOnModelDressesModelPhoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := transfer.Options{Accuracy: transfer.AccuracyHigh, Seed: 7}
-	d, err := pl.dress(context.Background(), model, prod, g, o)
+	subj, err := transfer.FindSubject(context.Background(), p, model, "modelImageUrl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.tryOn == nil || d.tryOn.Model != "oracle-catvton" || d.tryOn.Steps != 30 || len(d.checks) != 2 {
+	o := transfer.Options{Accuracy: transfer.AccuracyHigh, Seed: 7}
+	d, err := pl.dress(context.Background(), subj, prod, g, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.tryOn == nil || d.tryOn.Model != "oracle-catvton" || d.tryOn.Steps != 30 || len(d.checks) != 3 {
 		t.Fatalf("try-on %+v, checks %+v, notes %q", d.tryOn, d.checks, d.notes)
 	}
 	for _, c := range d.checks {
@@ -46,15 +52,17 @@ func TestTryOnModelDressesModelPhoto(t *testing.T) {
 			t.Fatalf("check %+v fails", c)
 		}
 	}
-	face, err := pl.modelFace(context.Background(), model)
-	if err != nil || face == nil {
-		t.Fatalf("face %v, %v", face, err)
-	}
-	region := d.info.TryOnRegion(face, image.Point{})
+	region := subj.TryOnRegion(d.info)
 	pipelinetest.WritePNG(t, "ptm_tryon_oracle.png", d.img)
+	outCrop := bodypkg.Crop(d.img, subj.Crop)
 	want := fedMean(prod, region.Rect.Dx(), region.Rect.Dy())
-	checkRegionMean(t, d.img, region, want)
-	checkOutside(t, raster.CopyRGBA(model), d.img, region)
+	checkRegionMean(t, outCrop, region, want)
+	checkOutside(t, subj.CropImage(), outCrop, region)
+	inCrop := image.NewGray(d.img.Rect)
+	draw.Draw(inCrop, subj.Crop, image.White, image.Point{}, draw.Src)
+	if s := bodypkg.ChangedOutside(model, d.img, inCrop, 0); s != 0 {
+		t.Fatalf("%.4f%% of the pixels outside the subject's crop changed, want 0", 100*s)
+	}
 }
 
 // fedMean is the mean colour of the garment photo as the try-on model is

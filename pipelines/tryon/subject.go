@@ -6,22 +6,23 @@ import (
 	"fmt"
 	"image"
 	"slices"
-	"strings"
 
 	"fashiond/models"
 	"fashiond/pipelines"
 	bodypkg "fashiond/pipelines/body"
 	"fashiond/pipelines/garment"
 	"fashiond/pipelines/generative"
-	"fashiond/pipelines/scene"
-	"fashiond/pipelines/selfcheck"
 	"fashiond/pipelines/transfer"
 	"fashiond/spec"
 )
 
 // subject is the person image with its chosen subject: the transfer works
-// on the subject's crop and its result is confined to the subject's region.
+// on the subject's crop and its result is confined to the subject's region
+// (transfer.Subject). img, a, crop and alpha are the embedded Subject's
+// Img, Analysis, Crop and Alpha under the names tryon_model.go and its
+// tests use.
 type subject struct {
+	*transfer.Subject
 	img   *image.RGBA
 	a     *bodypkg.Analysis
 	crop  image.Rectangle
@@ -31,15 +32,15 @@ type subject struct {
 // findSubject analyses the people in the person image and chooses the
 // subject (body package rule).
 func findSubject(ctx context.Context, p models.Perception, person image.Image) (*subject, error) {
-	img := scene.RGBA(person)
-	a, err := bodypkg.Analyze(ctx, p, img)
-	if errors.Is(err, bodypkg.ErrNoPerson) {
-		return nil, pipelines.Failf("no person found in personImage: %v", err)
-	}
-	if err != nil {
+	s, err := transfer.FindSubject(ctx, p, person, "personImage")
+	var pe *pipelines.Error
+	if err != nil && !errors.As(err, &pe) {
 		return nil, fmt.Errorf("tryon: %w", err)
 	}
-	return &subject{img: img, a: a, crop: a.CropRect(), alpha: a.EditAlpha()}, nil
+	if err != nil {
+		return nil, err
+	}
+	return &subject{Subject: s, img: s.Img, a: s.Analysis, crop: s.Crop, alpha: s.Alpha}, nil
 }
 
 // generators are the installed generative models the transfer may use (nil
@@ -56,9 +57,9 @@ type generators struct {
 // then the try-on model when one is installed; a try-on output that fails a
 // self-check gives way to the classical path, and the note names the check.
 func (s *subject) transfer(ctx context.Context, p models.Perception, gen generators, g *garment.Garment, o transfer.Options) (pipelines.Output, error) {
-	out, info, err := transfer.Transfer(ctx, p, subImage(s.img, s.crop), g, o)
+	out, info, err := s.Transfer(ctx, p, g, o)
 	if err != nil {
-		return pipelines.Output{}, s.explain(err)
+		return pipelines.Output{}, err
 	}
 	var dropped string
 	if gen.ton != nil {
@@ -114,34 +115,17 @@ func (s *subject) classical(ctx context.Context, p models.Perception, inp genera
 
 // measure places a transferred crop back, confined to the subject's region
 // and blend band, and runs the self-checks (changed outside the subject,
-// face unchanged, face found).
+// face unchanged, face found: transfer.Subject.Place).
 func (s *subject) measure(ctx context.Context, p models.Perception, out *image.RGBA, info *transfer.TransferInfo) (pipelines.Output, error) {
-	final := bodypkg.ConfineCrop(s.img, out, s.crop, s.alpha)
-	checks := []pipelines.Check{selfcheck.ChangedOutside(s.img, final, s.alpha)}
-	notes := slices.Clip(info.Notes)
-	if f := s.a.SubjectPerson().Face; f != nil {
-		found, err := selfcheck.FaceFound(ctx, p, final, *f)
-		if err != nil {
-			return pipelines.Output{}, fmt.Errorf("tryon: %w", err)
-		}
-		checks = append(checks, selfcheck.FaceChange(s.img, final, *f), found)
+	final, checks, err := s.Place(ctx, p, out)
+	if err != nil {
+		return pipelines.Output{}, fmt.Errorf("tryon: %w", err)
 	}
-	if len(s.a.People) > 1 {
-		notes = append(notes, fmt.Sprintf("subject: %s; the other people and the rest of the photo are unchanged", s.a.Rule))
+	notes := slices.Clip(info.Notes)
+	if n := s.Note(); n != "" {
+		notes = append(notes, n)
 	}
 	return pipelines.Output{Image: final, Path: "reference", Method: info.Method, Notes: notes, Checks: checks}, nil
-}
-
-// explain turns the transfer's "no person found" into a reason about the
-// subject when the analysis saw a face: the subject was found, but its body
-// is not usable for a garment.
-func (s *subject) explain(err error) error {
-	var pe *pipelines.Error
-	if !errors.As(err, &pe) || !strings.HasPrefix(pe.Msg, "no person found") || len(s.a.Faces) == 0 {
-		return err
-	}
-	why := strings.TrimPrefix(strings.TrimPrefix(pe.Msg, "no person found in personImage"), ": ")
-	return pipelines.Failf("personImage: the subject (%s) was found but its body cannot take a garment: %s", s.a.Rule, why)
 }
 
 // subImage is the pixels of img inside r with origin (0,0).

@@ -1,0 +1,124 @@
+package producttomodel
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"fashiond/models/testenv"
+	"fashiond/pipelines"
+	bodypkg "fashiond/pipelines/body"
+	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/selfcheck"
+	"fashiond/pipelines/transfer"
+)
+
+// checkValue is the value of the named check in checks, and whether it is
+// there.
+func checkValue(checks []pipelines.Check, name string) (float64, bool) {
+	for _, c := range checks {
+		if c.Name == name {
+			return c.Value, true
+		}
+	}
+	return 0, false
+}
+
+// TestModelImagePhotos: the red tee on each real photo as modelImageUrl,
+// dressed on the subject's crop as tryon does. The standing photos and the
+// bikes photo succeed with every check passing, nothing outside the
+// subject's region changed before the look is applied
+// (changed_outside_subject 0) and the face box unchanged
+// (face_region_change 0); on the portrait, the side half-body view and the
+// phones photo the pose model puts the shoulders on the face, and the job
+// fails saying so and naming modelImageUrl.
+func TestModelImagePhotos(t *testing.T) {
+	const onFace = "modelImageUrl: the pose model put the subject's shoulders on the face"
+	for _, tc := range []struct {
+		name    string
+		wantErr string
+	}{
+		{"pexels_woman_dog_standing.jpg", ""},
+		{"codait_man_standing.jpg", ""},
+		{"pixabay_two_women_bikes.jpg", ""},
+		{"pexels_woman_portrait.png", onFace + " (at y 305, the face box ends at y 578)"},
+		{"pexels_woman_side_halfbody.png", onFace + " (at y 148, the face box ends at y 285)"},
+		{"pexels_two_women_phones.jpg", onFace + " (at y 726, the face box ends at y 726)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := runWith(t, New(pipelinetest.Perception(t), nil), Inputs{ProductImage: "file:garments/flatlay_tee_red.png",
+				ModelImageURL: "file:images/" + tc.name, Quality: "1k", SampleCount: 1, Ratio: "3:4"})
+			if tc.wantErr != "" {
+				var pe *pipelines.Error
+				if !errors.As(err, &pe) || !strings.HasPrefix(pe.Msg, tc.wantErr) {
+					t.Fatalf("err = %v, want a job error starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := res.Outputs[0]
+			testenv.WritePNG(t, "ptm_photo_"+tc.name+".png", o.Image)
+			for _, c := range o.Checks {
+				if !c.Pass {
+					t.Errorf("check %+v fails", c)
+				}
+			}
+			for _, name := range []string{selfcheck.NameChangedOutside, selfcheck.NameFaceChange} {
+				if v, ok := checkValue(o.Checks, name); !ok || v != 0 {
+					t.Errorf("%s = %v (present %v), want 0; checks %+v", name, v, ok, o.Checks)
+				}
+			}
+			if _, ok := checkValue(o.Checks, selfcheck.NameFaceFound); !ok {
+				t.Errorf("no %s check in %+v", selfcheck.NameFaceFound, o.Checks)
+			}
+		})
+	}
+}
+
+// TestDressLeavesOtherPerson: on the bikes photo the tee goes on the
+// subject (the woman with the largest face) only: no pixel of the other
+// woman (outside the blend band) or of the frame outside the subject's
+// region and blend band changes, while a good share of the subject does.
+func TestDressLeavesOtherPerson(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	ctx := context.Background()
+	photo := pipelinetest.Image(t, "images/pixabay_two_women_bikes.jpg")
+	prod := pipelinetest.Image(t, "garments/flatlay_tee_red.png")
+	g, err := transfer.AnalyzeGarment(ctx, p, prod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subj, err := transfer.FindSubject(ctx, p, photo, "modelImageUrl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(subj.Analysis.People) != 2 {
+		t.Fatalf("%d people found, want 2", len(subj.Analysis.People))
+	}
+	d, err := New(p, nil).dress(ctx, subj, prod, g, transfer.Options{Accuracy: transfer.AccuracyHigh, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipelinetest.WritePNG(t, "ptm_dress_bikes.png", d.img)
+	if s := bodypkg.ChangedOutside(photo, d.img, subj.Alpha, 0); s != 0 {
+		t.Errorf("%.4f%% of the pixels outside the subject changed, want 0", 100*s)
+	}
+	others := subj.Analysis.OthersMask()
+	for i, v := range subj.Alpha.Pix {
+		if v != 0 {
+			others.Pix[i] = 0 // the blend band may cross her
+		}
+	}
+	if s := pipelinetest.ChangedShare(photo, d.img, others); s != 0 {
+		t.Errorf("%.4f%% of the other woman's pixels changed, want 0", 100*s)
+	}
+	if s := pipelinetest.ChangedShare(photo, d.img, subj.Analysis.SubjectPerson().Region); s < 0.05 {
+		t.Errorf("only %.2f%% of the subject changed: the tee is missing", 100*s)
+	}
+	if !strings.Contains(strings.Join(d.notes, " "), "subject: ") {
+		t.Errorf("notes %q do not name the subject", d.notes)
+	}
+}
