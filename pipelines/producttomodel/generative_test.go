@@ -3,6 +3,7 @@ package producttomodel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"image"
 	"strings"
 	"testing"
@@ -72,13 +73,34 @@ func TestGeneratedModelPhotoIsDressed(t *testing.T) {
 	}
 }
 
-// TestFaceCheckRefusesGarmentOnFace: on a head-and-shoulders portrait the
-// tee's transfer lands on the face; the job fails naming the check instead
-// of returning it (the contact sheet showed such outputs before).
-func TestFaceCheckRefusesGarmentOnFace(t *testing.T) {
-	pl := New(pipelinetest.Perception(t), nil)
-	_, err := runWith(t, pl, Inputs{ProductImage: "file:garments/flatlay_tee_red.png", ModelImageURL: "file:images/pexels_woman_portrait.png", Quality: "1k", SampleCount: 1, Ratio: "3:4"})
-	if err == nil || !strings.Contains(err.Error(), "product-to-model: self-check face_region_change failed") {
-		t.Fatalf("err = %v", err)
+// TestGarmentOnFaceRefusedNamingThePhoto: on a head-and-shoulders portrait
+// and on a side half-body view the pose model puts the shoulders on the
+// face; the job fails saying so (before the face guard the tee landed on
+// the face, and the face check refused it) and names the photo: the
+// modelImageUrl field, or the preset model photo, which is no field of the
+// request.
+func TestGarmentOnFaceRefusedNamingThePhoto(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	const onFace = ": the pose model put the subject's shoulders on the face ("
+	for _, tc := range []struct {
+		name string
+		pl   *Pipeline
+		in   Inputs
+		want string
+	}{
+		{"modelImageUrl", New(p, nil),
+			Inputs{ProductImage: "file:garments/flatlay_tee_red.png", ModelImageURL: "file:images/pexels_woman_portrait.png", Quality: "1k", SampleCount: 1, Ratio: "3:4"},
+			"modelImageUrl" + onFace},
+		{"preset", New(p, subLibrary(t, library(t), "woman-halfbody-side")),
+			Inputs{ProductImage: "file:garments/flatlay_tee_red.png", CustomPrompt: "a woman", Quality: "1k", SampleCount: 1, Ratio: "3:4"},
+			"the preset model photo woman-halfbody-side" + onFace},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runWith(t, tc.pl, tc.in)
+			var pe *pipelines.Error
+			if !errors.As(err, &pe) || !strings.HasPrefix(pe.Msg, tc.want) {
+				t.Fatalf("err = %v, want a job error starting %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,35 @@ func library(t *testing.T) *presets.Library {
 		t.Fatalf("setup-presets.sh: %v\n%s", err, out)
 	}
 	l, err := presets.Open(filepath.Join(data, "presets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// subLibrary is a library of the presets of full named by ids.
+func subLibrary(t *testing.T, full *presets.Library, ids ...string) *presets.Library {
+	t.Helper()
+	var keep []presets.Preset
+	dir := t.TempDir()
+	for _, p := range full.All() {
+		if !slices.Contains(ids, p.ID) {
+			continue
+		}
+		keep = append(keep, p)
+		b, err := os.ReadFile(filepath.Join(full.Dir(), p.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p.File), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	man, _ := json.Marshal(map[string]any{"presets": keep})
+	if err := os.WriteFile(filepath.Join(dir, "presets.json"), man, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := presets.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,32 +161,9 @@ func TestModelImageAndStyle(t *testing.T) {
 // request gets the full-body woman.
 func TestNoFittingPreset(t *testing.T) {
 	full := library(t)
-	var keep []presets.Preset
-	for _, p := range full.All() {
-		if p.ID == "woman-halfbody-side" || p.ID == "man-seated-industrial" {
-			keep = append(keep, p)
-		}
-	}
-	dir := t.TempDir()
-	for _, p := range keep {
-		b, err := os.ReadFile(filepath.Join(full.Dir(), p.File))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, p.File), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	man, _ := json.Marshal(map[string]any{"presets": keep})
-	if err := os.WriteFile(filepath.Join(dir, "presets.json"), man, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	small, err := presets.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	small := subLibrary(t, full, "woman-halfbody-side", "man-seated-industrial")
 	in := Inputs{ProductImage: "file:garments/flatlay_trousers_khaki.png", CustomPrompt: "a woman in a studio", Quality: "1k", SampleCount: 1, Ratio: "3:4"}
-	_, err = run(t, small, in)
+	_, err := run(t, small, in)
 	var pe *pipelines.Error
 	want := `no preset model fits customPrompt "a woman in a studio": no female full-body model (the library has: male full-body, female upper-body); a bottom garment needs a full-body model`
 	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, want) {
