@@ -3,6 +3,7 @@ package producttomodel
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	bodypkg "fashiond/pipelines/body"
 	"fashiond/pipelines/pipelinetest"
 	"fashiond/pipelines/selfcheck"
+	"fashiond/pipelines/style"
 	"fashiond/pipelines/transfer"
 )
 
@@ -30,7 +32,9 @@ func checkValue(checks []pipelines.Check, name string) (float64, bool) {
 // bikes photo succeed with every check passing, nothing outside the
 // subject's region changed before the look is applied
 // (changed_outside_subject 0) and the face box unchanged
-// (face_region_change 0); on the portrait, the side half-body view and the
+// (face_region_change 0), the checks listed once each (the styled photo's
+// person_painted_over and face_similarity, then the dressing stage's
+// changed_outside_subject and face_region_change); on the portrait, the side half-body view and the
 // phones photo the pose model puts the shoulders on the face, and the job
 // fails saying so and naming modelImageUrl.
 func TestModelImagePhotos(t *testing.T) {
@@ -71,9 +75,15 @@ func TestModelImagePhotos(t *testing.T) {
 					t.Errorf("%s = %v (present %v), want 0; checks %+v", name, v, ok, o.Checks)
 				}
 			}
-			if _, ok := checkValue(o.Checks, selfcheck.NameFaceFound); !ok {
-				t.Errorf("no %s check in %+v", selfcheck.NameFaceFound, o.Checks)
+			var names []string
+			for _, c := range o.Checks {
+				names = append(names, c.Name)
 			}
+			want := []string{style.NamePaintedOver, selfcheck.NameFaceFound, selfcheck.NameChangedOutside, selfcheck.NameFaceChange}
+			if !slices.Equal(names, want) {
+				t.Errorf("checks %q, want %q (each once)", names, want)
+			}
+			t.Logf("checks %+v", o.Checks)
 		})
 	}
 }
@@ -120,5 +130,29 @@ func TestDressLeavesOtherPerson(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(d.notes, " "), "subject: ") {
 		t.Errorf("notes %q do not name the subject", d.notes)
+	}
+}
+
+// TestMergeChecks: the dressing stage's checks follow the styled photo's,
+// those whose names the styled photo's already have left out.
+func TestMergeChecks(t *testing.T) {
+	styled := []pipelines.Check{{Name: "a", Value: 1}, {Name: "b", Value: 2}}
+	for _, tc := range []struct {
+		name    string
+		dressed []pipelines.Check
+		want    []pipelines.Check
+	}{
+		{"none", nil, styled},
+		{"new names", []pipelines.Check{{Name: "c", Value: 3}}, []pipelines.Check{styled[0], styled[1], {Name: "c", Value: 3}}},
+		{"a repeated name", []pipelines.Check{{Name: "b", Value: 9}, {Name: "c", Value: 3}}, []pipelines.Check{styled[0], styled[1], {Name: "c", Value: 3}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mergeChecks(styled, tc.dressed); !slices.Equal(got, tc.want) {
+				t.Errorf("mergeChecks = %+v, want %+v", got, tc.want)
+			}
+			if len(styled) != 2 || styled[1].Value != 2 {
+				t.Errorf("styled changed: %+v", styled)
+			}
+		})
 	}
 }

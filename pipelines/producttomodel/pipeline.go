@@ -23,6 +23,7 @@ import (
 	"image"
 	"image/draw"
 	"math"
+	"slices"
 	"strings"
 
 	"fashiond/models"
@@ -193,13 +194,27 @@ func (pl *Pipeline) sample(ctx context.Context, j *job, i int, bs base, subj *tr
 		Path:   "reference",
 		Method: d.info.Method + "+style-" + j.sid + "+tier",
 		Notes:  append(notes, styled.Notes...),
-		Checks: append(styled.Checks, d.checks...),
+		Checks: mergeChecks(styled.Checks, d.checks),
 	}
 	if d.tryOn != nil {
 		o.Path = "generative"
 		o.Method = "try-on(" + d.tryOn.Model + ")+style-" + j.sid + "+tier"
 	}
 	return o, nil
+}
+
+// mergeChecks is the styled photo's checks followed by the dressing
+// stage's whose names the styled photo's do not already have (both measure
+// face_similarity; the styled output's is the one the client sees). The
+// dressing stage's checks have all passed: dress fails the job otherwise.
+func mergeChecks(styled, dressed []pipelines.Check) []pipelines.Check {
+	out := slices.Clip(styled)
+	for _, c := range dressed {
+		if !slices.ContainsFunc(styled, func(s pipelines.Check) bool { return s.Name == c.Name }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // presetBases chooses preset model photos by customPrompt's words, the
