@@ -16,7 +16,9 @@ import (
 // outside the re-posed body's closed outline) is inpainted instead of the
 // classical plate fill; the re-posed person is kept as it is. Gaps inside
 // the body's outline are not repainted: the largest_tear check still
-// measures them.
+// measures them. A hole wider than the closing that the body encloses is
+// repainted as background, and the largest_torn_hole check, which reads
+// the masks, not the colours, still fails it.
 const (
 	disoccPrompt   = "the empty background behind a person, continued seamlessly: the same place, surfaces and lighting, photographic"
 	disoccNegative = "person, people, body, arm, hand, leg, face, ghost, shadow of a person, blurry, text, watermark"

@@ -296,8 +296,9 @@ type measured struct {
 // measure confines a re-posed image to the subject on a photo of several
 // people (a.Several()) and measures it: changed_outside_subject (several
 // people only), largest_hole (new black regions), largest_tear (the
-// inpainted plate showing through the re-posed body; was is the scene's
-// person mask) and pose_agreement.
+// inpainted plate showing through a gap in the re-posed body; was is the
+// scene's person mask), largest_torn_hole (the same through a hole of any
+// width that the re-posed body encloses) and pose_agreement.
 func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gray, source repose.Skeleton, r *repose.Rendered, a *body.Analysis) (measured, error) {
 	m := measured{final: r.Image}
 	var person *image.Gray
@@ -309,7 +310,7 @@ func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gra
 		person, band = r.Alpha, a.Band()
 		m.note = fmt.Sprintf("subject: %s; only the subject is re-posed, the other people and the rest of the photo are unchanged", a.Rule)
 	}
-	m.checks = append(m.checks, selfcheck.Hole(src, m.final), selfcheck.Tear(m.final, was, r.Alpha))
+	m.checks = append(m.checks, selfcheck.Hole(src, m.final), selfcheck.Tear(m.final, was, r.Alpha), selfcheck.TornHole(was, r.Alpha))
 	agree, missed, err := repose.PoseAgreementMissed(ctx, pl.p, m.final, person, band, source, r.Target)
 	if err != nil {
 		if ctx.Err() != nil {
