@@ -5,11 +5,14 @@
 // setting words; the garment's kind restricts the framing: bottoms and
 // dresses need full-body models). Different samples use different presets
 // where the library has them, and a different fit of the garment when a
-// preset repeats. The garment is placed by the try-on transfer
-// (transfer.Transfer, "high" accuracy at 1k, "hyper" at 2k and 4k; with an
-// installed try-on model, by that model over the transfer's garment region,
-// the transfer staying the fallback: tryon_model.go), the photo
-// is framed around the person at the requested ratio, the styleId look is
+// preset repeats. The garment is placed on the photo's subject as tryon
+// places it (transfer.Subject: the person chosen by package body's rule,
+// the transfer on the subject's crop, the result confined to the subject's
+// region so other people and the rest of the frame stay as they were) by
+// the try-on transfer ("high" accuracy at 1k, "hyper" at 2k and 4k; with
+// an installed try-on model, by that model over the transfer's garment
+// region, the transfer staying the fallback: tryon_model.go), the photo
+// is framed around the subject at the requested ratio, the styleId look is
 // applied (default "studio": the neutral studio presentation, i.e. neutral
 // white balance, clean bright exposure and the background replaced by a
 // seamless light-grey paper sweep behind the person), and the result is
