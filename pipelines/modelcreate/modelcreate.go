@@ -622,6 +622,11 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	if err := repose.SourceUsable(sc); err != nil {
 		return pipelines.Failf("model-create: preset %s: %v", s.preset.ID, err)
 	}
+	if posed {
+		if err := pl.bodyShown(ctx, sc, st.name); err != nil {
+			return err
+		}
+	}
 	if s.reshape {
 		sc = reshape(sc, s.top, s.hips)
 		st.img = sc.Image
@@ -633,6 +638,9 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	}
 	target, err := s.pose.skeleton(sc)
 	if err != nil {
+		return pipelines.Failf("model-create: %s: %v", st.name, err)
+	}
+	if err := repose.MovedArmsVisible(sc.Pose, sourceSkeleton(sc), target); err != nil {
 		return pipelines.Failf("model-create: %s: %v", st.name, err)
 	}
 	r, err := repose.ReposeDetail(ctx, pl.p, sc, target)
@@ -659,11 +667,28 @@ func (pt poseTarget) skeleton(sc *scene.Scene) (repose.Skeleton, error) {
 	if pt.skel != nil {
 		return *pt.skel, nil
 	}
-	src := repose.SkeletonFromPose(sc.Pose, 0, 0)
-	for j := range src.Known {
-		src.Known[j] = true
+	return pt.parsed.Apply(sourceSkeleton(sc))
+}
+
+// sourceSkeleton is the scene's person's skeleton, every joint known.
+func sourceSkeleton(sc *scene.Scene) repose.Skeleton {
+	return repose.AllKnown(repose.SkeletonFromPose(sc.Pose, 0, 0))
+}
+
+// bodyShown is the job error of a photo (named name) whose person cannot
+// be re-posed although it is found, as pose-control says it
+// (repose.BodyBelowFace): the pose model's skeleton lies on the face of a
+// head-and-shoulders photo. nil when the body is shown, or when no face is
+// detected (no verdict).
+func (pl *Pipeline) bodyShown(ctx context.Context, sc *scene.Scene, name string) error {
+	faces, err := pl.p.Faces(ctx, sc.Image)
+	if err != nil {
+		return jobErr(ctx, err)
 	}
-	return pt.parsed.Apply(src)
+	if err := repose.BodyBelowFace(sc.Pose, faces); err != nil {
+		return pipelines.Failf("model-create: %s: %v", name, err)
+	}
+	return nil
 }
 
 // recolourSample puts the clothing on the model; a photo without the

@@ -3,6 +3,7 @@ package modelcreate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"os"
@@ -572,5 +573,41 @@ func TestPromptPoseAlreadyShown(t *testing.T) {
 		if !strings.Contains(m, tc.want) || strings.Contains(m, tc.not) {
 			t.Fatalf("%q: method %q, want %q and not %q", tc.prompt, m, tc.want, tc.not)
 		}
+	}
+}
+
+// TestGenerateSourceChecks: a re-pose that the chosen photo cannot give
+// fails with what the photo lacks, as pose-control says it, instead of a
+// torn model: the woman on the grass hides her left arm behind the dog,
+// and the side half-body woman's skeleton lies on her face. The pose
+// comes from the pose text and from the prompt.
+func TestGenerateSourceChecks(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	pl := New(p, library(t))
+	st := newStudio()
+	const (
+		hidden   = "model-create: preset:woman-standing-grass: the pose moves the person's left arm, which the photo does not show (the pose model sees its elbow with visibility 0.06, below 0.3: hidden behind something or outside the frame); only limbs the photo shows can be moved"
+		portrait = "model-create: preset:woman-halfbody-side: the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face"
+	)
+	for _, tc := range []struct {
+		name string
+		in   map[string]any
+		want string
+	}{
+		{"hidden arm, pose text", map[string]any{"prompt": "a woman standing on grass in a park", "pose": "arms raised"}, hidden},
+		{"hidden arm, prompt", map[string]any{"prompt": "a woman standing on grass in a park, arms raised"}, hidden},
+		{"portrait, pose text", map[string]any{"prompt": "a woman, side view, half body", "pose": "hands on hips"}, portrait},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := map[string]any{"type": "generate", "quality": "1k", "aspectRatio": "3:4"}
+			for k, v := range tc.in {
+				in[k] = v
+			}
+			_, err := pl.Run(context.Background(), request(t, st, in))
+			var pe *pipelines.Error
+			if !errors.As(err, &pe) || pe.Transient || pe.Msg != tc.want {
+				t.Fatalf("error %v, want the permanent job error %q", err, tc.want)
+			}
+		})
 	}
 }
