@@ -27,6 +27,7 @@ import (
 	"fashiond/pipelines/recolour"
 	"fashiond/pipelines/repose"
 	"fashiond/pipelines/scene"
+	"fashiond/pipelines/selfcheck"
 	"fashiond/pipelines/style"
 )
 
@@ -100,6 +101,25 @@ type framed struct {
 // pt maps a working-pixel position to output pixels.
 func (f framed) pt(p models.Point) (float64, float64) {
 	return (p.X*f.k - float64(f.crop.Min.X)) * f.sx, (p.Y*f.k - float64(f.crop.Min.Y)) * f.sy
+}
+
+// faceCheck measures the framed output against the face found before
+// framing (face_similarity: the face is re-detected on the output where the
+// framing put it); a model photo without a face fails it with 0. Every
+// model-create output carries it, and a failure fails the job.
+func (pl *Pipeline) faceCheck(ctx context.Context, f framed, face *models.Face) (pipelines.Check, error) {
+	if face == nil {
+		c := pipelines.MinCheck(selfcheck.NameFaceFound, 0, selfcheck.MinFaceIoU)
+		return c, pipelines.CheckError(spec.ModelModelCreate, []pipelines.Check{c})
+	}
+	mapped := *face
+	mapped.Box[0], mapped.Box[1] = f.pt(models.Point{X: face.Box[0], Y: face.Box[1]})
+	mapped.Box[2], mapped.Box[3] = f.pt(models.Point{X: face.Box[2], Y: face.Box[3]})
+	c, err := selfcheck.FaceFound(ctx, pl.p, f.img, mapped)
+	if err != nil {
+		return c, err
+	}
+	return c, pipelines.CheckError(spec.ModelModelCreate, []pipelines.Check{c})
 }
 
 // toTier crops img to the ratio around focus (the face, in working pixels;
@@ -213,6 +233,10 @@ func (pl *Pipeline) upload(ctx context.Context, req *pipelines.Request, in Input
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}
+	fc, err := pl.faceCheck(ctx, f, &faces[0])
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
 	rec := record(f, &faces[0], pose)
 	rec.Name = in.Name
 	if rec.Name == "" {
@@ -223,7 +247,7 @@ func (pl *Pipeline) upload(ctx context.Context, req *pipelines.Request, in Input
 	if _, err := req.Studio.Save(ctx, req.Owner, rec, f.img); err != nil {
 		return nil, jobErr(ctx, fmt.Errorf("saving the model: %w", err))
 	}
-	return &pipelines.Result{Outputs: []pipelines.Output{{Image: f.img, Path: "reference", Method: "upload:face+pose-validated", Notes: notes}}}, nil
+	return &pipelines.Result{Outputs: []pipelines.Output{{Image: f.img, Path: "reference", Method: "upload:face+pose-validated", Notes: notes, Checks: []pipelines.Check{fc}}}}, nil
 }
 
 // Body type words and the horizontal scale of the person they give:
@@ -790,6 +814,11 @@ func (pl *Pipeline) saveSample(ctx context.Context, req *pipelines.Request, in I
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}
+	fc, err := pl.faceCheck(ctx, f, face)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	st.checks = append(st.checks, fc)
 	rec := record(f, face, personPose(pose, b.Dx(), b.Dy()))
 	rec.Source = "generate"
 	rec.Name = in.Name

@@ -19,6 +19,7 @@ import (
 	"fashiond/pipelines/pipelinetest"
 	"fashiond/pipelines/presets"
 	"fashiond/pipelines/raster"
+	"fashiond/pipelines/selfcheck"
 	"fashiond/pipelines/style"
 )
 
@@ -193,6 +194,9 @@ func TestUpload(t *testing.T) {
 				if nx < rec.FaceBox[0] || nx > rec.FaceBox[2] || ny < rec.FaceBox[1] || ny > rec.FaceBox[3] {
 					t.Fatalf("nose (%.0f,%.0f) outside the face box %v", nx, ny, rec.FaceBox)
 				}
+			}
+			if c := lastCheck(res.Outputs[0].Checks); c.Name != selfcheck.NameFaceFound || !c.Pass || c.Value < 0.8 {
+				t.Fatalf("upload output's face check %+v, want face_similarity >= 0.8", c)
 			}
 			writePNG(t, fmt.Sprintf("mc_upload%d.png", i), out)
 		})
@@ -369,6 +373,9 @@ func TestGenerate(t *testing.T) {
 					if !strings.Contains(o.Method, m) {
 						t.Fatalf("output %d method %q lacks %q", i, o.Method, m)
 					}
+				}
+				if c := lastCheck(o.Checks); c.Name != selfcheck.NameFaceFound || !c.Pass {
+					t.Fatalf("output %d lacks a passing face check: %+v", i, o.Checks)
 				}
 				if strings.Contains(o.Method, "style:") && (len(o.Checks) == 0 || o.Checks[0].Name != style.NamePaintedOver) {
 					t.Fatalf("output %d styled without the style's checks: %+v", i, o.Checks)
@@ -609,5 +616,28 @@ func TestGenerateSourceChecks(t *testing.T) {
 				t.Fatalf("error %v, want the permanent job error %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// lastCheck is the last check of an output (the face check every
+// model-create output ends with), or the zero Check.
+func lastCheck(cs []pipelines.Check) pipelines.Check {
+	if len(cs) == 0 {
+		return pipelines.Check{}
+	}
+	return cs[len(cs)-1]
+}
+
+// TestFaceCheckWithoutFace: a model photo whose face was not found fails
+// the face check with 0, which fails the job naming it.
+func TestFaceCheckWithoutFace(t *testing.T) {
+	pl := New(pipelinetest.Perception(t), nil)
+	img := image.NewRGBA(image.Rect(0, 0, 64, 64))
+	c, err := pl.faceCheck(context.Background(), framed{img: img, k: 1, sx: 1, sy: 1, outW: 64, outH: 64}, nil)
+	if c.Name != selfcheck.NameFaceFound || c.Pass || c.Value != 0 {
+		t.Fatalf("check %+v, want a failing face_similarity of 0", c)
+	}
+	if err == nil || !strings.Contains(err.Error(), "face_similarity") {
+		t.Fatalf("error %v, want one naming face_similarity", err)
 	}
 }
