@@ -41,6 +41,10 @@ type Preset struct {
 	Pose    []string `json:"pose"`    // pose words: standing, seated, front, ...
 	Setting []string `json:"setting"` // setting words: studio, outdoor, urban, ...
 	Tags    []string `json:"tags"`    // anything else worth matching: clothing, hair, ...
+	// NotDressable, when set, says why a garment cannot be put on this
+	// photo (e.g. a side view: the pose model puts the shoulders on the
+	// face); such a preset is never chosen for a garment (Filter.Dressable).
+	NotDressable string `json:"not_dressable,omitempty"`
 }
 
 // manifest is the JSON file shape.
@@ -58,6 +62,17 @@ type Library struct {
 type Filter struct {
 	// Framing lists acceptable framings; empty accepts all.
 	Framing []string
+	// Dressable keeps only presets a garment can be put on (no
+	// NotDressable reason).
+	Dressable bool
+}
+
+// accepts reports whether p passes the filter's framing and dressability.
+func (f Filter) accepts(p Preset) bool {
+	if len(f.Framing) > 0 && !slices.Contains(f.Framing, p.Framing) {
+		return false
+	}
+	return !f.Dressable || p.NotDressable == ""
 }
 
 // Open reads every *.json manifest in dir (builtin.json from the setup
@@ -288,7 +303,7 @@ func (l *Library) Choose(text string, n int, seed int64, filter Filter) []Preset
 	}
 	var cs []cand
 	for _, p := range l.presets {
-		if len(filter.Framing) > 0 && !slices.Contains(filter.Framing, p.Framing) {
+		if !filter.accepts(p) {
 			continue
 		}
 		if g != "" && p.Gender != "" && p.Gender != g {
@@ -325,10 +340,13 @@ func (l *Library) Missing(text string, filter Filter) string {
 	var have []string
 	for _, p := range l.presets {
 		genderOK := g == "" || p.Gender == "" || p.Gender == g
-		if genderOK && (len(filter.Framing) == 0 || slices.Contains(filter.Framing, p.Framing)) {
+		if genderOK && filter.accepts(p) {
 			return ""
 		}
 		d := strings.TrimSpace(p.Gender + " " + p.Framing)
+		if filter.Dressable && p.NotDressable != "" && (Filter{Framing: filter.Framing}).accepts(p) {
+			d += " (not dressable: " + p.NotDressable + ")"
+		}
 		if !slices.Contains(have, d) {
 			have = append(have, d)
 		}

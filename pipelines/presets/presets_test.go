@@ -148,6 +148,8 @@ func TestMissing(t *testing.T) {
 		{men, "a man", Filter{Framing: []string{FullBody}}, "no male full-body model (the library has: male upper-body, male face)"},
 		{men, "a model", Filter{Framing: []string{FullBody}}, "no full-body model (the library has: male upper-body, male face)"},
 		{&Library{}, "a man", Filter{}, "no male model: the preset library is empty"},
+		{&Library{presets: []Preset{{ID: "s", Gender: "female", Framing: UpperBody, NotDressable: "a side view"}}}, "a woman",
+			Filter{Framing: []string{UpperBody}, Dressable: true}, "no female upper-body model (the library has: female upper-body (not dressable: a side view))"},
 	}
 	for _, c := range cases {
 		if got := c.lib.Missing(c.text, c.filter); got != c.want {
@@ -251,4 +253,29 @@ func FuzzScore(f *testing.F) {
 		}
 		_ = TextGender(s)
 	})
+}
+
+// TestDressableNeverChoosesSideView: a garment is never put on a preset
+// marked not_dressable (the side view over the shoulder, which the
+// transfer refuses every time); without the filter it can still be chosen.
+func TestDressableNeverChoosesSideView(t *testing.T) {
+	l := open(t)
+	upper := Filter{Framing: []string{UpperBody, FullBody}}
+	dressable := upper
+	dressable.Dressable = true
+	seen := map[bool]bool{}
+	for seed := int64(0); seed < 40; seed++ {
+		for _, f := range []Filter{upper, dressable} {
+			got := ids(l.Choose("a woman looking back over the shoulder", 2, seed, f))
+			if slices.Contains(got, "woman-halfbody-side") {
+				seen[f.Dressable] = true
+			}
+		}
+	}
+	if seen[true] {
+		t.Error("a Dressable filter chose woman-halfbody-side")
+	}
+	if !seen[false] {
+		t.Error("woman-halfbody-side was never chosen without the filter: the test proves nothing")
+	}
 }

@@ -77,8 +77,9 @@ func TestGeneratedModelPhotoIsDressed(t *testing.T) {
 // and on a side half-body view the pose model puts the shoulders on the
 // face; the job fails saying so (before the face guard the tee landed on
 // the face, and the face check refused it) and names the photo: the
-// modelImageUrl field, or the preset model photo, which is no field of the
-// request.
+// modelImageUrl field; a preset marked not dressable (the side view, which
+// the transfer refuses every time) is never chosen for a garment, and a
+// library holding only it says so.
 func TestGarmentOnFaceRefusedNamingThePhoto(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	const onFace = ": the pose model put the subject's shoulders on the face ("
@@ -93,7 +94,7 @@ func TestGarmentOnFaceRefusedNamingThePhoto(t *testing.T) {
 			"modelImageUrl" + onFace},
 		{"preset", New(p, subLibrary(t, library(t), "woman-halfbody-side")),
 			Inputs{ProductImage: "file:garments/flatlay_tee_red.png", CustomPrompt: "a woman", Quality: "1k", SampleCount: 1, Ratio: "3:4"},
-			"the preset model photo woman-halfbody-side" + onFace},
+			`no preset model fits customPrompt "a woman": no female full-body or upper-body model (the library has: female upper-body (not dressable: a side view`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := runWith(t, tc.pl, tc.in)

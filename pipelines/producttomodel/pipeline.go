@@ -226,7 +226,7 @@ func (pl *Pipeline) presetBases(in Inputs, g *garment.Garment, seed int64) ([]ba
 	if pl.lib == nil {
 		return nil, pipelines.Failf("no model image: modelImageUrl was not given and no preset model library is installed")
 	}
-	filter := presets.Filter{Framing: framings(g.Kind)}
+	filter := presets.Filter{Framing: framings(g.Kind), Dressable: true}
 	chosen := pl.lib.Choose(in.CustomPrompt, in.SampleCount, seed, filter)
 	if len(chosen) == 0 {
 		return nil, pipelines.Failf("no preset model fits customPrompt %q: %s; a %s garment needs a %s model; give modelImageUrl", in.CustomPrompt, pl.lib.Missing(in.CustomPrompt, filter), g.Kind, strings.Join(framings(g.Kind), " or "))
