@@ -128,15 +128,8 @@ func (m *Model) load(ctx context.Context, rt *inference.Runtime) error {
 	if m.tok, err = clip.Load(filepath.Join(m.dir, dirTokenizer)); err != nil {
 		return fmt.Errorf("%s: %w", dirTokenizer, err)
 	}
-	raw, err := os.ReadFile(filepath.Join(m.dir, dirScheduler, "scheduler_config.json"))
-	if err != nil {
-		return fmt.Errorf("%s/scheduler_config.json: %w", dirScheduler, err)
-	}
-	if m.sched, err = scheduler.ParseConfig(raw); err != nil {
-		return fmt.Errorf("%s/scheduler_config.json: %w", dirScheduler, err)
-	}
-	if _, err := scheduler.KindOf(m.sched.ClassName); err != nil {
-		return fmt.Errorf("%s/scheduler_config.json: %w", dirScheduler, err)
+	if m.sched, err = readScheduler(m.dir); err != nil {
+		return err
 	}
 	dev := m.opts.Device
 	if m.text, err = loadGraph(ctx, rt, m.dir, dirText, dev, pickText); err != nil {
@@ -257,4 +250,21 @@ func (m *Model) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	return errors.Join(m.text.Close(), m.unet.Close(), m.vaeEnc.Close(), m.vaeDec.Close())
+}
+
+// readScheduler reads and checks the folder's scheduler/scheduler_config.json.
+func readScheduler(dir string) (scheduler.Config, error) {
+	name := filepath.Join(dirScheduler, "scheduler_config.json")
+	raw, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return scheduler.Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	cfg, err := scheduler.ParseConfig(raw)
+	if err != nil {
+		return cfg, fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := scheduler.KindOf(cfg.ClassName); err != nil {
+		return cfg, fmt.Errorf("%s: %w", name, err)
+	}
+	return cfg, nil
 }

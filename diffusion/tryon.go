@@ -7,8 +7,6 @@ import (
 	"image"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"time"
 
 	"fashiond/diffusion/scheduler"
@@ -45,16 +43,8 @@ func (m *Model) loadTryOn(ctx context.Context, rt *inference.Runtime) error {
 	if m.cfg, err = readTryOnConfig(m.dir); err != nil {
 		return err
 	}
-	name := filepath.Join(dirScheduler, "scheduler_config.json")
-	raw, err := os.ReadFile(filepath.Join(m.dir, name))
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if m.sched, err = scheduler.ParseConfig(raw); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if _, err := scheduler.KindOf(m.sched.ClassName); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	if m.sched, err = readScheduler(m.dir); err != nil {
+		return err
 	}
 	dev := m.opts.Device
 	if m.unet, err = loadGraph(ctx, rt, m.dir, dirUNet, dev, pickUNet); err != nil {
