@@ -10,13 +10,13 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/draw"
 	"math"
 
 	"fashiond/models"
 	"fashiond/pipelines"
 	"fashiond/pipelines/body"
 	"fashiond/pipelines/mask"
+	"fashiond/pipelines/raster"
 
 	xdraw "golang.org/x/image/draw"
 )
@@ -99,7 +99,7 @@ func ChangedOutside(orig, out image.Image, alpha *image.Gray) pipelines.Check {
 // forehead trimmed, down to the chin) that out changed from orig by more
 // than ChangeTol in a channel.
 func FaceChange(orig, out image.Image, f models.Face) pipelines.Check {
-	o, e := toRGBA(orig), toRGBA(out)
+	o, e := raster.RGBA(orig), raster.RGBA(out)
 	r := innerBox(f, o.Rect)
 	if o.Rect.Size() != e.Rect.Size() || r.Empty() {
 		return pipelines.MaxCheck(NameFaceChange, 1, MaxFaceChange)
@@ -137,8 +137,8 @@ func FaceFound(ctx context.Context, p models.Perception, out image.Image, f mode
 // were not black in orig (orig is resampled to out's size when they
 // differ), as a fraction of out's pixels.
 func Hole(orig, out image.Image) pipelines.Check {
-	e := toRGBA(out)
-	o := toRGBA(orig)
+	e := raster.RGBA(out)
+	o := raster.RGBA(orig)
 	if o.Rect.Size() != e.Rect.Size() {
 		r := image.NewRGBA(e.Rect)
 		xdraw.NearestNeighbor.Scale(r, r.Rect, o, o.Rect, xdraw.Src, nil)
@@ -211,7 +211,7 @@ func diagonal(r image.Rectangle) float64 { return math.Hypot(float64(r.Dx()), fl
 // classical one fails. All images have out's size; otherwise the check
 // fails with value 1.
 func BgHole(out, plate image.Image, uncovered, person *image.Gray) pipelines.Check {
-	e, pl := toRGBA(out), toRGBA(plate)
+	e, pl := raster.RGBA(out), raster.RGBA(plate)
 	b := e.Rect
 	if pl.Rect.Size() != b.Size() || uncovered.Rect.Size() != b.Size() || person.Rect.Size() != b.Size() {
 		return pipelines.MaxCheck(NameBgHole, 1, MaxBgHoleFrac)
@@ -289,13 +289,3 @@ func iou(a, b [4]float64) float64 {
 }
 
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
-
-func toRGBA(img image.Image) *image.RGBA {
-	if r, ok := img.(*image.RGBA); ok && r.Rect.Min == (image.Point{}) {
-		return r
-	}
-	b := img.Bounds()
-	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
-	draw.Draw(out, out.Rect, img, b.Min, draw.Src)
-	return out
-}

@@ -14,6 +14,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/body"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/raster"
 )
 
 func grey(w, h int, v uint8) *image.RGBA {
@@ -81,7 +82,7 @@ func TestFaceFound(t *testing.T) {
 		t.Errorf("untouched: %+v %v, want IoU 1", c, err)
 	}
 	b := faces[0].Box
-	blank := fill(toRGBA(img), image.Rect(int(b[0])-20, int(b[1])-20, int(b[2])+20, int(b[3])+20), color.RGBA{128, 128, 128, 255})
+	blank := fill(raster.RGBA(img), image.Rect(int(b[0])-20, int(b[1])-20, int(b[2])+20, int(b[3])+20), color.RGBA{128, 128, 128, 255})
 	c, err = FaceFound(ctx, p, blank, faces[0])
 	if err != nil || c.Pass {
 		t.Errorf("face painted out: %+v %v, want a failure", c, err)
