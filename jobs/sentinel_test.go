@@ -279,15 +279,25 @@ func checkCredits(t *testing.T, e *env) {
 
 // waitEnded polls a job until it is terminal; ErrNotFound when its record
 // is gone.
+// failoverJobWait bounds the wait for a job to end after the failover: a
+// task that was running when the master switched is recovered through its
+// asynq lease (orphanAfter, 15 s, then the reclaim tick and a retry), which
+// under the race detector took longer than 20 s once.
+const failoverJobWait = 60 * time.Second
+
 func waitEnded(e *env, id string) (*Job, error) {
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(failoverJobWait)
 	for {
 		j, err := e.svc.Get(context.Background(), e.owner, id)
 		if errors.Is(err, ErrNotFound) || err == nil && terminal(j.Status) {
 			return j, err
 		}
 		if time.Now().After(deadline) {
-			return j, fmt.Errorf("not terminal within 20 s (last %v)", err)
+			status := "?"
+			if j != nil {
+				status = j.Status
+			}
+			return j, fmt.Errorf("not terminal within %v (status %s, error %v)", failoverJobWait, status, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
