@@ -23,8 +23,7 @@ var skipDirs = map[string]bool{".git": true, "tmp": true, "playground": true, "t
 // pendingCopies are files, owned by other work in progress, that still hold
 // a copy; each is reported (t.Log) and must be taken off this list once it
 // reads package spec instead.
-var pendingCopies = map[string]string{
-}
+var pendingCopies = map[string]string{}
 
 // copyPatterns are the written forms of the spec's rules.
 func copyPatterns() []*regexp.Regexp {
