@@ -2,6 +2,7 @@ package pipelinetest
 
 import (
 	"context"
+	"image"
 	"path/filepath"
 	"testing"
 
@@ -71,3 +72,20 @@ func loadContract(t testing.TB, variant string, load func(context.Context, *infe
 	t.Cleanup(func() { m.Close() })
 	return m
 }
+
+// BlackoutTryOn is a test double of generative.TryOner that ignores the
+// mask and paints the whole person image black, so the face checks must
+// refuse its output and the pipeline fall back.
+type BlackoutTryOn struct{}
+
+// TryOn implements generative.TryOner.
+func (BlackoutTryOn) TryOn(_ context.Context, person, _ image.Image, _ *image.Gray, o generative.TryOnOptions) (*image.NRGBA, generative.Info, error) {
+	out := image.NewNRGBA(person.Bounds())
+	for i := 3; i < len(out.Pix); i += 4 {
+		out.Pix[i] = 255
+	}
+	return out, generative.Info{Model: "blackout", Seed: o.Seed}, nil
+}
+
+// Model implements generative.TryOner.
+func (BlackoutTryOn) Model() string { return "blackout" }

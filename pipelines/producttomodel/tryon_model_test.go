@@ -162,24 +162,10 @@ func TestTryOnModelThroughRun(t *testing.T) {
 	}
 }
 
-// blackoutTryOn ignores the mask and paints the whole photo black (the face
-// checks catch it).
-type blackoutTryOn struct{}
-
-func (blackoutTryOn) TryOn(_ context.Context, person, _ image.Image, _ *image.Gray, o generative.TryOnOptions) (*image.NRGBA, generative.Info, error) {
-	out := image.NewNRGBA(person.Bounds())
-	for i := 3; i < len(out.Pix); i += 4 {
-		out.Pix[i] = 255
-	}
-	return out, generative.Info{Model: "blackout", Seed: o.Seed}, nil
-}
-
-func (blackoutTryOn) Model() string { return "blackout" }
-
 // TestFailedTryOnFallsBack: a try-on output that fails a face check gives
 // way to the classical transfer, and the note names the check.
 func TestFailedTryOnFallsBack(t *testing.T) {
-	pl := New(pipelinetest.Perception(t), nil).WithTryOner(blackoutTryOn{})
+	pl := New(pipelinetest.Perception(t), nil).WithTryOner(pipelinetest.BlackoutTryOn{})
 	res, err := runWith(t, pl, Inputs{ProductImage: "file:garments/flatlay_tee_red.png", ModelImageURL: "file:images/codait_man_standing.jpg", Quality: "1k", SampleCount: 1, Ratio: "3:4"})
 	if err != nil {
 		t.Fatal(err)

@@ -131,24 +131,10 @@ func checkOutsideRegion(t *testing.T, person, out *image.RGBA, region *image.Gra
 	}
 }
 
-// blackoutTryOn is a TryOner that ignores the mask and paints the whole
-// crop black (the face check catches it).
-type blackoutTryOn struct{}
-
-func (blackoutTryOn) TryOn(_ context.Context, person, _ image.Image, _ *image.Gray, o generative.TryOnOptions) (*image.NRGBA, generative.Info, error) {
-	out := image.NewNRGBA(person.Bounds())
-	for i := 3; i < len(out.Pix); i += 4 {
-		out.Pix[i] = 255
-	}
-	return out, generative.Info{Model: "blackout", Seed: o.Seed}, nil
-}
-
-func (blackoutTryOn) Model() string { return "blackout" }
-
 // TestFailedTryOnFallsBack: a try-on output that fails a self-check gives
 // way to the classical warp, and the note names the check.
 func TestFailedTryOnFallsBack(t *testing.T) {
-	pl := New(pipelinetest.Perception(t)).WithTryOner(blackoutTryOn{})
+	pl := New(pipelinetest.Perception(t)).WithTryOner(pipelinetest.BlackoutTryOn{})
 	res, err := pl.Run(context.Background(), request(t, Inputs{PersonImage: "file:images/fashn_model.webp", GarmentImage: "file:images/fashn_garment.webp"}))
 	if err != nil {
 		t.Fatal(err)
@@ -166,8 +152,8 @@ func TestGenerativeModelsListsTryOnFirst(t *testing.T) {
 		want []string
 	}{
 		{New(nil), nil},
-		{New(nil).WithTryOner(blackoutTryOn{}), []string{"blackout"}},
-		{New(nil).WithInpainter(blackout{}).WithTryOner(blackoutTryOn{}), []string{"blackout", "blackout"}},
+		{New(nil).WithTryOner(pipelinetest.BlackoutTryOn{}), []string{"blackout"}},
+		{New(nil).WithInpainter(blackout{}).WithTryOner(pipelinetest.BlackoutTryOn{}), []string{"blackout", "blackout"}},
 	}
 	for i, c := range cases {
 		if got := c.pl.GenerativeModels(); !slices.Equal(got, c.want) {
