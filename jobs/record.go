@@ -255,6 +255,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 	if req.IdempotencyKey != "" {
 		prev, ierr := s.idemBegin(ctx, req)
 		if ierr == nil && prev != nil {
+			ierr = s.redispatch(ctx, prev)
+		}
+		if ierr == nil && prev != nil {
 			ierr = s.confirmReplicated(ctx, QueueName(req.Model)) // a replay is answered as durably as a first answer
 		}
 		if ierr != nil || prev != nil {
@@ -282,6 +285,23 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 		return nil, &CreditsError{Balance: bal, Cost: req.Cost} // before any image is stored
 	}
 	return s.create(ctx, req, slots)
+}
+
+// redispatch enqueues a replayed job's task again when the job was
+// dispatched but has not started: the record and the task are two writes,
+// so a Redis failover between them (the first attempt answered with an
+// error, see confirmReplicated) can keep the record and lose the task,
+// which would leave a charged job that never runs. The task id is the job
+// id, so a task that still exists makes this a no-op.
+func (s *Service) redispatch(ctx context.Context, j *Job) error {
+	if j.Status != StatusStarting {
+		return nil
+	}
+	dispatched, err := s.rdb.SIsMember(ctx, keyDispatched(j.Model, j.Owner), j.ID).Result()
+	if err != nil || !dispatched {
+		return err
+	}
+	return s.enqueue(ctx, j.ID, j.Model)
 }
 
 // create stores the job (see submitScript) and enqueues it when dispatched.
