@@ -135,10 +135,7 @@ func (m *Model) load(ctx context.Context, rt *inference.Runtime) error {
 	if m.text, err = loadGraph(ctx, rt, m.dir, dirText, dev, pickText); err != nil {
 		return err
 	}
-	if m.unet, err = loadGraph(ctx, rt, m.dir, dirUNet, dev, pickUNet); err != nil {
-		return err
-	}
-	if m.vaeDec, err = loadGraph(ctx, rt, m.dir, dirVAEDecoder, dev, pickVAEDecoder); err != nil {
+	if err := m.loadDenoiser(ctx, rt); err != nil {
 		return err
 	}
 	if _, _, err := graphFile(m.dir, dirVAEEncoder); err == nil {
@@ -267,4 +264,14 @@ func readScheduler(dir string) (scheduler.Config, error) {
 		return cfg, fmt.Errorf("%s: %w", name, err)
 	}
 	return cfg, nil
+}
+
+// loadDenoiser loads the UNet and the VAE decoder, which every layout has.
+func (m *Model) loadDenoiser(ctx context.Context, rt *inference.Runtime) error {
+	var err error
+	if m.unet, err = loadGraph(ctx, rt, m.dir, dirUNet, m.opts.Device, pickUNet); err != nil {
+		return err
+	}
+	m.vaeDec, err = loadGraph(ctx, rt, m.dir, dirVAEDecoder, m.opts.Device, pickVAEDecoder)
+	return err
 }

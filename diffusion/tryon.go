@@ -47,10 +47,7 @@ func (m *Model) loadTryOn(ctx context.Context, rt *inference.Runtime) error {
 		return err
 	}
 	dev := m.opts.Device
-	if m.unet, err = loadGraph(ctx, rt, m.dir, dirUNet, dev, pickUNet); err != nil {
-		return err
-	}
-	if m.vaeDec, err = loadGraph(ctx, rt, m.dir, dirVAEDecoder, dev, pickVAEDecoder); err != nil {
+	if err := m.loadDenoiser(ctx, rt); err != nil {
 		return err
 	}
 	if _, rel, err := graphFile(m.dir, dirVAEEncoder); err != nil {

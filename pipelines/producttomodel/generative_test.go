@@ -3,7 +3,6 @@ package producttomodel
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"image"
 	"strings"
 	"testing"
@@ -98,10 +97,7 @@ func TestGarmentOnFaceRefusedNamingThePhoto(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := runWith(t, tc.pl, tc.in)
-			var pe *pipelines.Error
-			if !errors.As(err, &pe) || !strings.HasPrefix(pe.Msg, tc.want) {
-				t.Fatalf("err = %v, want a job error starting %q", err, tc.want)
-			}
+			pipelinetest.WantJobError(t, err, tc.want)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package producttomodel
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -54,10 +53,7 @@ func TestModelImagePhotos(t *testing.T) {
 			res, err := runWith(t, New(pipelinetest.Perception(t), nil), Inputs{ProductImage: "file:garments/flatlay_tee_red.png",
 				ModelImageURL: "file:images/" + tc.name, Quality: "1k", SampleCount: 1, Ratio: "3:4"})
 			if tc.wantErr != "" {
-				var pe *pipelines.Error
-				if !errors.As(err, &pe) || !strings.HasPrefix(pe.Msg, tc.wantErr) {
-					t.Fatalf("err = %v, want a job error starting %q", err, tc.wantErr)
-				}
+				pipelinetest.WantJobError(t, err, tc.wantErr)
 				return
 			}
 			if err != nil {

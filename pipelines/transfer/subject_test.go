@@ -125,10 +125,7 @@ func TestFindSubjectNamesPhoto(t *testing.T) {
 	blank := image.NewRGBA(image.Rect(0, 0, 320, 240))
 	draw.Draw(blank, blank.Rect, image.NewUniform(color.RGBA{200, 200, 200, 255}), image.Point{}, draw.Src)
 	_, err := FindSubject(ctx, p, blank, "the generated model photo")
-	var pe *pipelines.Error
-	if !errors.As(err, &pe) || !strings.HasPrefix(pe.Msg, "no person found in the generated model photo: ") {
-		t.Fatalf("err = %v, want a job error naming the generated model photo", err)
-	}
+	pipelinetest.WantJobError(t, err, "no person found in the generated model photo: ")
 	photo := pipelinetest.Image(t, "images/pixabay_two_women_bikes.jpg")
 	s, err := FindSubject(ctx, p, photo, "modelImageUrl")
 	if err != nil {

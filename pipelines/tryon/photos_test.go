@@ -1,12 +1,10 @@
 package tryon
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"fashiond/models/testenv"
-	"fashiond/pipelines"
+	"fashiond/pipelines/pipelinetest"
 	"fashiond/pipelines/selfcheck"
 )
 
@@ -32,10 +30,7 @@ func TestTryonRealPhotosFace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := run(t, Inputs{PersonImage: "file:images/" + tc.name, GarmentImage: "file:garments/flatlay_tee_red.png", Accuracy: "standard", SampleCount: 1})
 			if tc.wantErr != "" {
-				var pe *pipelines.Error
-				if !errors.As(err, &pe) || !strings.HasPrefix(pe.Msg, tc.wantErr) {
-					t.Fatalf("err = %v, want a job error starting %q", err, tc.wantErr)
-				}
+				pipelinetest.WantJobError(t, err, tc.wantErr)
 				return
 			}
 			if err != nil {
