@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -87,25 +88,32 @@ const queueTimeout = 2 * time.Second
 // scrape (a failed read exports nothing and is counted in
 // fashiond_queue_depth_errors_total).
 func (m *Metrics) WatchQueues(depth QueueDepthFunc) {
-	errs := m.counter("queue_depth_errors_total", "Scrapes at which the queue depth could not be read.")
-	m.reg.MustRegister(&queueCollector{depth: depth, errs: errs,
-		desc: prometheus.NewDesc(namespace+"_queue_depth", "Jobs waiting in a model's queue (pending, scheduled and retrying).", []string{"model"}, nil)})
+	m.reg.MustRegister(&queueCollector{depth: depth,
+		desc:    prometheus.NewDesc(namespace+"_queue_depth", "Jobs waiting in a model's queue (pending, scheduled and retrying).", []string{"model"}, nil),
+		errDesc: prometheus.NewDesc(namespace+"_queue_depth_errors_total", "Scrapes at which the queue depth could not be read.", nil, nil)})
 }
 
+// queueCollector reads the depths at each scrape and exports the count of
+// failed reads itself, so a scrape whose read failed already shows it (a
+// separately registered counter may be gathered before this collector runs:
+// collectors are gathered concurrently).
 type queueCollector struct {
-	depth QueueDepthFunc
-	errs  prometheus.Counter
-	desc  *prometheus.Desc
+	depth         QueueDepthFunc
+	errs          atomic.Uint64
+	desc, errDesc *prometheus.Desc
 }
 
-func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- q.desc }
+func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- q.desc; ch <- q.errDesc }
 
 func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), queueTimeout)
 	defer cancel()
 	d, err := q.depth(ctx)
 	if err != nil {
-		q.errs.Inc()
+		q.errs.Add(1)
+	}
+	ch <- prometheus.MustNewConstMetric(q.errDesc, prometheus.CounterValue, float64(q.errs.Load()))
+	if err != nil {
 		return
 	}
 	for model, n := range d {
