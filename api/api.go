@@ -116,7 +116,7 @@ func New(o Options) http.Handler {
 	route("GET /{$}", "GET, HEAD", playground.ServePage)
 	mux.Handle("GET "+playground.AssetsPrefix, playground.Assets(notFound))
 	mux.Handle("/", notFound)
-	return s.recover(mux)
+	return s.recover(s.guardBody(mux))
 }
 
 // ---- middleware ----
@@ -322,6 +322,8 @@ func (s *server) admitRun(w http.ResponseWriter, r *http.Request) (release func(
 // answers the request itself (a body error or a 400) and returns false
 // when the body is not acceptable.
 func (s *server) readRun(w http.ResponseWriter, r *http.Request) (runRequest, json.RawMessage, int, bool) {
+	// Re-armed after the large-body gate (guardBody armed it on arrival),
+	// so a body that waited for a slot keeps its whole deadline.
 	s.bodyDeadline(w, r)
 	body, err := readBody(w, r, s.o.MaxBodyBytes, maxStringLen(s.o.FetchPolicy.MaxBytes))
 	if err != nil {

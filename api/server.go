@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -42,8 +43,9 @@ type Limits struct {
 	// ReadHeaderTimeout bounds reading a request's headers.
 	ReadHeaderTimeout time.Duration
 	// BodyBaseTimeout plus the declared body size at MinBodyRate bytes per
-	// second is the deadline for reading a POST /v1/run body (a body of
-	// unknown length gets the deadline of the largest allowed body).
+	// second is the deadline for reading a request body, on every route and
+	// before authentication (a body of unknown length gets the deadline of
+	// the largest allowed body).
 	BodyBaseTimeout time.Duration
 	MinBodyRate     int64
 	// IdleTimeout closes keep-alive connections idle this long.
@@ -124,8 +126,70 @@ func NewServer(o Options) *http.Server {
 	}
 }
 
-// bodyDeadline sets the read deadline of a POST /v1/run body from its
-// declared size and the write deadline of the answer after it.
+// guardBody puts every request that carries a body, on every route and
+// before authentication, under the read deadline of its declared size
+// (BodyBaseTimeout + size at MinBodyRate), and marks an answer written
+// before the body was read to its end "Connection: close": net/http would
+// otherwise read up to 256 KiB of the rest before writing the header, so
+// a refusal (401, 404, 405, 413, 415) of a stalled body would wait for
+// the deadline instead of going out at once.
+func (s *server) guardBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s.bodyDeadline(w, r)
+		body := &countedBody{ReadCloser: r.Body, declared: r.ContentLength}
+		r = r.WithContext(r.Context()) // a copy: net/http's own request keeps its body
+		r.Body = body
+		next.ServeHTTP(&closeUnread{ResponseWriter: w, body: body}, r)
+	})
+}
+
+// countedBody records whether a request body was read to its end.
+type countedBody struct {
+	io.ReadCloser
+	declared, read int64 // declared < 0: unknown length
+	done           bool
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
+	if err == io.EOF || b.declared >= 0 && b.read >= b.declared {
+		b.done = true
+	}
+	return n, err
+}
+
+// closeUnread closes the connection after an answer written before its
+// request's body was read to the end (see guardBody).
+type closeUnread struct {
+	http.ResponseWriter
+	body        *countedBody
+	wroteHeader bool
+}
+
+func (c *closeUnread) WriteHeader(code int) {
+	if !c.wroteHeader && !c.body.done {
+		c.Header().Set("Connection", "close")
+	}
+	c.wroteHeader = true
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *closeUnread) Write(b []byte) (int, error) {
+	if !c.wroteHeader {
+		c.WriteHeader(http.StatusOK)
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+func (c *closeUnread) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// bodyDeadline sets the read deadline of a request body from its declared
+// size and the write deadline of the answer after it.
 func (s *server) bodyDeadline(w http.ResponseWriter, r *http.Request) {
 	d := s.limits.bodyTimeout(r.ContentLength, s.o.MaxBodyBytes)
 	rc := http.NewResponseController(w)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -260,5 +261,205 @@ func TestLargeBodyMemory(t *testing.T) {
 	t.Logf("%d MB body of oversize images: %d MB allocated", len(bad)>>20, got>>20)
 	if limit := uint64(len(bad)) * 11 / 10; got > limit {
 		t.Errorf("a %d MB body of oversize images allocated %d MB, want at most %d MB (one copy)", len(bad)>>20, got>>20, limit>>20)
+	}
+}
+
+// TestStalledBodiesBeforeAuth: 200 connections that send the headers of a
+// request with Content-Length: 1000 and then 3 bytes of body, and stop,
+// are each answered (401 before the body is read, 404, or 503 busy over
+// the per-address cap) or closed within the body deadline, with or without
+// the per-address cap (FASHIOND_MAX_CONNS_PER_IP=-1), while /healthz from
+// another address answers in under 100 ms throughout. Before the fix an
+// unauthenticated one was never answered: net/http read the rest of its
+// body before writing the 401, until the outer read timeout (~7 min).
+func TestStalledBodiesBeforeAuth(t *testing.T) {
+	const (
+		conns       = 200
+		deadline    = 2 * time.Second
+		slack       = time.Second
+		healthzWant = 100 * time.Millisecond
+	)
+	tests := []struct {
+		name    string
+		perIP   int
+		request string
+		want    map[int]bool
+	}{
+		{"no key, per-address cap", 0, "POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n", map[int]bool{401: true, 503: true}},
+		{"no key, no per-address cap", -1, "POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n", map[int]bool{401: true}},
+		{"invalid key, no per-address cap", -1, "POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not-a-key\r\nContent-Type: application/json\r\n", map[int]bool{401: true}},
+		{"unknown route, no per-address cap", -1, "POST /v1/nothing HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n", map[int]bool{404: true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := startServer(t, Options{Limits: Limits{MaxConns: 512, MaxConnsPerIP: tc.perIP, BodyBaseTimeout: deadline}})
+			stopHealthz := pollHealthz(addr)
+			answers, slowest := stallBodies(t, addr, tc.request, conns, deadline+slack)
+			worst, probes, failed := stopHealthz()
+			t.Logf("%d stalled bodies: answers %v, slowest answer or close %v; healthz worst %v over %d probes",
+				conns, answers, slowest.Round(time.Millisecond), worst.Round(time.Millisecond), probes)
+			for code, n := range answers {
+				if !tc.want[code] {
+					t.Errorf("%d connections answered %d, want one of %v (0: no answer and not closed)", n, code, tc.want)
+				}
+			}
+			if slowest > deadline+slack {
+				t.Errorf("slowest connection answered or closed after %v, want within the %v deadline (+%v)", slowest, deadline, slack)
+			}
+			if probes == 0 || worst > healthzWant || failed != 0 {
+				t.Errorf("healthz from another address: worst %v over %d probes (%d failed), want every one under %v", worst, probes, failed, healthzWant)
+			}
+		})
+	}
+}
+
+// stallBodies opens n connections that each send request's headers with
+// Content-Length: 1000 and 3 bytes of body, then waits (up to limit) for
+// each to be answered or closed. It returns the count of each status (-1:
+// closed without an answer; 0: neither within limit) and the longest time
+// from a connection's last byte sent to its answer or close.
+func stallBodies(t *testing.T, addr, request string, n int, limit time.Duration) (map[int]int, time.Duration) {
+	t.Helper()
+	type result struct {
+		code int
+		took time.Duration
+	}
+	results := make(chan result, n)
+	for range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := fmt.Fprintf(c, "%sContent-Length: 1000\r\n\r\n{\"m", request); err != nil {
+			t.Fatal(err)
+		}
+		sent := time.Now()
+		go func() {
+			c.SetReadDeadline(sent.Add(limit))
+			code := 0
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			switch {
+			case err == nil:
+				code = resp.StatusCode
+				var eb ErrorBody
+				if json.NewDecoder(resp.Body).Decode(&eb) != nil || eb.Code == "" || eb.Message == "" {
+					code = -2 // not the JSON error body
+				}
+				resp.Body.Close()
+			case !isTimeout(err):
+				code = -1
+			}
+			results <- result{code, time.Since(sent)}
+		}()
+	}
+	answers := map[int]int{}
+	var slowest time.Duration
+	for range n {
+		r := <-results
+		answers[r.code]++
+		slowest = max(slowest, r.took)
+	}
+	return answers, slowest
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// pollHealthz GETs /healthz from 127.0.0.2 every 20 ms until stop is
+// called; stop returns the slowest answer, the number of probes and the
+// number that did not answer 200.
+func pollHealthz(addr string) (stop func() (worst time.Duration, probes, failed int)) {
+	const every = 20 * time.Millisecond
+	done := make(chan struct{})
+	var worst time.Duration
+	var probes, bad int
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(every):
+			}
+			t0 := time.Now()
+			if code := healthzStatus(addr); code != 200 {
+				bad++
+			}
+			worst = max(worst, time.Since(t0))
+			probes++
+		}
+	}()
+	return func() (time.Duration, int, int) {
+		close(done)
+		<-finished
+		return worst, probes, bad
+	}
+}
+
+// healthzStatus is healthzFrom for a goroutine: 0 on any error.
+func healthzStatus(addr string) int {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: time.Second}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		return 0
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestKeepAliveAfterBody: an answer to a request whose body the server
+// read to its end keeps the connection (a second request is served on
+// it); an answer written before the body was read closes it.
+func TestKeepAliveAfterBody(t *testing.T) {
+	addr := startServer(t, Options{})
+	body := runBody("tryon", minimalInputs["tryon"])
+	tests := []struct {
+		name      string
+		auth      string
+		wantCode  int
+		wantClose bool
+	}{
+		{"accepted, body read", "Authorization: Bearer " + keyAlice + "\r\n", http.StatusOK, false},
+		{"refused before the body", "", http.StatusUnauthorized, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			br := bufio.NewReader(c)
+			fmt.Fprintf(c, "POST /v1/run HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", tc.auth, len(body), body)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.wantCode || resp.Close != tc.wantClose {
+				t.Fatalf("got %d close=%v, want %d close=%v", resp.StatusCode, resp.Close, tc.wantCode, tc.wantClose)
+			}
+			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+			resp, err = http.ReadResponse(br, nil)
+			if tc.wantClose != (err != nil) {
+				t.Fatalf("second request on the connection: err %v, want an error: %v", err, tc.wantClose)
+			}
+			if err == nil {
+				resp.Body.Close()
+			}
+		})
 	}
 }

@@ -40,7 +40,8 @@ type Config struct {
 
 	// Operating limits (docs/OPERATIONS.md).
 	ReadHeaderTimeout time.Duration // FASHIOND_READ_HEADER_TIMEOUT: time to send request headers
-	MinBodyRate       int64         // FASHIOND_MIN_BODY_RATE: bytes/s a body must arrive at (its deadline is 10 s + size/rate)
+	BodyTimeout       time.Duration // FASHIOND_BODY_TIMEOUT: base of a request body's deadline (deadline = BodyTimeout + size/MinBodyRate)
+	MinBodyRate       int64         // FASHIOND_MIN_BODY_RATE: bytes/s a body must arrive at (its deadline is BodyTimeout + size/rate)
 	IdleTimeout       time.Duration // FASHIOND_IDLE_TIMEOUT: keep-alive connections idle this long are closed
 	MaxConns          int           // FASHIOND_MAX_CONNS: open HTTP connections (0: half the open-file limit, at most 4096)
 	MaxConnsPerIP     int           // FASHIOND_MAX_CONNS_PER_IP: open connections of one client address (0: MaxConns/4; -1: no cap, behind a reverse proxy)
@@ -142,6 +143,7 @@ func Defaults() Config {
 		MaxBodyBytes: 100 << 20, // two 25 MB images as base64 fit
 
 		ReadHeaderTimeout: 10 * time.Second,
+		BodyTimeout:       10 * time.Second,
 		MinBodyRate:       256 << 10,
 		IdleTimeout:       60 * time.Second,
 		MaxLargeBodies:    4,
@@ -261,6 +263,7 @@ func (c *Config) registerHTTP(fs *flag.FlagSet, d Config) {
 	c.AdminToken = Secret(envStr("FASHIOND_ADMIN_TOKEN", ""))
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.envInt64("FASHIOND_MAX_BODY_BYTES", d.MaxBodyBytes), "largest /v1/run body (FASHIOND_MAX_BODY_BYTES)")
 	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", c.envDur("FASHIOND_READ_HEADER_TIMEOUT", d.ReadHeaderTimeout), "time allowed to send request headers (FASHIOND_READ_HEADER_TIMEOUT)")
+	fs.DurationVar(&c.BodyTimeout, "body-timeout", c.envDur("FASHIOND_BODY_TIMEOUT", d.BodyTimeout), "base of every request body's deadline, before and after authentication: base + size / min-body-rate (FASHIOND_BODY_TIMEOUT)")
 	fs.Int64Var(&c.MinBodyRate, "min-body-rate", c.envInt64("FASHIOND_MIN_BODY_RATE", d.MinBodyRate), "bytes per second a request body must arrive at (FASHIOND_MIN_BODY_RATE)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.envDur("FASHIOND_IDLE_TIMEOUT", d.IdleTimeout), "idle keep-alive connections are closed after (FASHIOND_IDLE_TIMEOUT)")
 	fs.IntVar(&c.MaxConns, "max-conns", c.envInt("FASHIOND_MAX_CONNS", 0), "open HTTP connections, 0 = half the open-file limit (FASHIOND_MAX_CONNS)")
@@ -626,6 +629,8 @@ func (c *Config) checkLimits() error {
 		return fmt.Errorf("FASHIOND_MAX_BODY_BYTES must be at least %d, not %d", minBodyBytes, c.MaxBodyBytes)
 	case c.ReadHeaderTimeout <= 0:
 		return errors.New("FASHIOND_READ_HEADER_TIMEOUT must be a positive duration")
+	case c.BodyTimeout <= 0:
+		return errors.New("FASHIOND_BODY_TIMEOUT must be a positive duration")
 	case c.IdleTimeout <= 0:
 		return errors.New("FASHIOND_IDLE_TIMEOUT must be a positive duration")
 	case c.MaxJobAge <= 0:

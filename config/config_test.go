@@ -60,7 +60,7 @@ func TestConfig(t *testing.T) {
 		{"bad duration", map[string]string{"FASHIOND_RETENTION": "3 days"}, nil, nil, "FASHIOND_RETENTION"},
 		{"bad policy", map[string]string{"FASHIOND_UPSCALE_POLICY": "magic"}, nil, nil, "FASHIOND_UPSCALE_POLICY"},
 		{"limit defaults", nil, nil, func(c Config) bool {
-			return c.ReadHeaderTimeout == 10*time.Second && c.MinBodyRate == 256<<10 && c.IdleTimeout == time.Minute &&
+			return c.ReadHeaderTimeout == 10*time.Second && c.BodyTimeout == 10*time.Second && c.MinBodyRate == 256<<10 && c.IdleTimeout == time.Minute &&
 				c.MaxConns >= minConns && c.MaxConns <= maxConnsCeiling && c.MaxLargeBodies == 4 && c.InputQuota == 1<<30 &&
 				c.RedisMaxMemory == "1gb" && c.MaxCrashes == 3 && c.MaxJobAge == time.Hour
 		}, ""},
@@ -77,6 +77,7 @@ func TestConfig(t *testing.T) {
 		{"per-ip invalid", map[string]string{"FASHIOND_MAX_CONNS_PER_IP": "-5"}, nil, nil, "FASHIOND_MAX_CONNS_PER_IP"},
 		{"zero crashes", map[string]string{"FASHIOND_MAX_CRASHES": "0"}, nil, nil, "FASHIOND_MAX_CRASHES"},
 		{"zero idle", map[string]string{"FASHIOND_IDLE_TIMEOUT": "0s"}, nil, nil, "FASHIOND_IDLE_TIMEOUT"},
+		{"body timeout from env", map[string]string{"FASHIOND_BODY_TIMEOUT": "2s"}, nil, func(c Config) bool { return c.BodyTimeout == 2*time.Second }, ""},
 		{"storage default", nil, nil, func(c Config) bool {
 			return c.Storage == "local" && !c.IsS3() && c.S3PathStyle == "auto" && c.S3Presign == 0
 		}, ""},
@@ -191,6 +192,7 @@ func TestInvalidSettings(t *testing.T) {
 		{"FASHIOND_ADMIN_TOKEN", "short"},
 		{"FASHIOND_GENERATIVE_TEXT_TO_IMAGE", "../etc"},
 		{"FASHIOND_READ_HEADER_TIMEOUT", "0s"},
+		{"FASHIOND_BODY_TIMEOUT", "0s"},
 		{"FASHIOND_MIN_BODY_RATE", "10"},
 		{"FASHIOND_IDLE_TIMEOUT", "-1s"},
 		{"FASHIOND_MAX_CONNS", "3"},

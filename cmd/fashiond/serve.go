@@ -301,6 +301,7 @@ func queueDepth(svc *jobs.Service) metrics.QueueDepthFunc {
 func limits(cfg config.Config) api.Limits {
 	return api.Limits{
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		BodyBaseTimeout:   cfg.BodyTimeout,
 		MinBodyRate:       cfg.MinBodyRate,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxConns:          cfg.MaxConns,
