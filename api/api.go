@@ -231,6 +231,10 @@ func (s *server) backendError(w http.ResponseWriter, r *http.Request, op string,
 		notReplicated(w, r)
 		return
 	}
+	if re := (*jobs.ReplicasError)(nil); errors.As(err, &re) {
+		replicasOffline(w, re)
+		return
+	}
 	if r.Method == http.MethodPost {
 		w.Header().Set("X-Should-Retry", "false")
 	}
@@ -250,6 +254,22 @@ func notReplicated(w http.ResponseWriter, r *http.Request) {
 		msg = "the request was written but not yet confirmed by the job store's replicas; it may or may not have taken effect (check GET /v1/jobs before submitting again; send an Idempotency-Key to make retries safe)"
 	}
 	writeError(w, http.StatusServiceUnavailable, CodeBackendUnavailable, "", msg)
+}
+
+// replicasOfflineRetryAfter is the Retry-After (seconds) of a request
+// refused because the job store's master has too few online replicas (a
+// failover's replica takes seconds to tens of seconds to resynchronise).
+const replicasOfflineRetryAfter = 5
+
+// replicasOffline answers a write refused before anything was written
+// because the Redis master has fewer online replicas than wait_replicas
+// requires (jobs.ErrReplicasOffline): any retry is safe.
+func replicasOffline(w http.ResponseWriter, re *jobs.ReplicasError) {
+	w.Header().Set("X-Should-Retry", "true")
+	w.Header().Set("Retry-After", strconv.Itoa(replicasOfflineRetryAfter))
+	writeError(w, http.StatusServiceUnavailable, CodeBackendUnavailable, "", fmt.Sprintf(
+		"nothing was written: the job store is degraded, its Redis master has %d of the %d online replicas needed to confirm writes (a failover or a replica's resynchronisation is under way); retry in a few seconds",
+		re.Online, re.Required))
 }
 
 // ---- handlers ----
@@ -617,7 +637,17 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
-	if err := s.o.Backend.Ready(ctx); err != nil {
+	err := s.o.Backend.Ready(ctx)
+	if re := (*jobs.ReplicasError)(nil); errors.As(err, &re) {
+		// Reads and status streams still work, and every instance shares
+		// the store: 200, so that a load balancer keeps routing reads.
+		writeJSON(w, http.StatusOK, map[string]any{"status": "degraded", "version": s.o.Version,
+			"detail": fmt.Sprintf("submissions and cancellations are refused (503 backend_unavailable, Retry-After: %d): the job store's Redis master has %d of the %d online replicas wait_replicas requires",
+				replicasOfflineRetryAfter, re.Online, re.Required),
+			"replicas_online": re.Online, "replicas_required": re.Required})
+		return
+	}
+	if err != nil {
 		s.log.Warn("not ready", "err", err)
 		writeError(w, http.StatusServiceUnavailable, CodeNotReady, "", "not ready: the job store is unreachable")
 		return

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -469,5 +470,45 @@ func TestNotReplicated(t *testing.T) {
 		if !strings.Contains(string(r.body), c.says) {
 			t.Errorf("%s: body %s lacks %q", c.name, r.body, c.says)
 		}
+	}
+}
+
+// TestReplicasOffline: while the Redis master has fewer online replicas
+// than wait_replicas requires, a write is refused before anything is
+// written: a 503 that any client may retry (Retry-After: 5) and that
+// states the replication, and /readyz answers 200 "degraded" with the
+// same numbers (reads still work: a load balancer keeps the instance).
+func TestReplicasOffline(t *testing.T) {
+	hs := newHarness(t)
+	offline := &jobs.ReplicasError{Online: 0, Required: 1, Waited: 3 * time.Second}
+	hs.fake.failErr = offline
+	cases := []struct {
+		name, method, target string
+		hdr                  []string
+	}{
+		{"submit without Idempotency-Key", "POST", "/v1/run", nil},
+		{"submit with Idempotency-Key", "POST", "/v1/run", []string{"Idempotency-Key", "k-2"}},
+		{"cancel", "POST", "/v1/cancel/abc", nil},
+	}
+	for _, c := range cases {
+		body := ""
+		if c.target == "/v1/run" {
+			body = runBody("tryon", minimalInputs["tryon"])
+		}
+		r := hs.do(c.method, c.target, keyAlice, body, c.hdr...)
+		r.wantError(t, 503, CodeBackendUnavailable, "")
+		if got, ra := r.header.Get("X-Should-Retry"), r.header.Get("Retry-After"); got != "true" || ra != "5" {
+			t.Errorf("%s: X-Should-Retry %q Retry-After %q, want true and 5", c.name, got, ra)
+		}
+		if want := "nothing was written: the job store is degraded, its Redis master has 0 of the 1 online replicas"; !strings.Contains(string(r.body), want) {
+			t.Errorf("%s: body %s lacks %q", c.name, r.body, want)
+		}
+	}
+	hs.fake.failErr = nil
+	hs.fake.readyErr = fmt.Errorf("wrapped: %w", offline)
+	r := hs.do("GET", "/readyz", "", "")
+	if r.status != 200 || r.json["status"] != "degraded" || r.json["replicas_online"] != float64(0) || r.json["replicas_required"] != float64(1) ||
+		!strings.Contains(fmt.Sprint(r.json["detail"]), "submissions and cancellations are refused") {
+		t.Fatalf("readyz while degraded: %d %s", r.status, r.body)
 	}
 }

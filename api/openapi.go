@@ -46,7 +46,7 @@ func OpenAPI(o Options) map[string]any {
 		"ModelInfo":     modelInfoSchema(),
 		"SavedModel":    savedModelSchema(),
 		"ModelName":     obj{"type": "string", "enum": ModelNames},
-		"Health":        obj{"type": "object", "required": []string{"status", "version"}, "properties": obj{"status": obj{"type": "string"}, "version": obj{"type": "string"}}},
+		"Health":        healthSchema(),
 		"CreditBalance": obj{"type": "object", "required": []string{"credits"}, "properties": obj{"credits": obj{"type": "integer"}}},
 	}
 	for _, m := range ModelNames {
@@ -443,6 +443,18 @@ func paths() obj {
 		"/readyz":               obj{"get": public("Readiness (the job store answers)", ref("Health"), 503)},
 		"/openapi.json":         obj{"get": public("This document", obj{"type": "object"})},
 	}
+}
+
+// healthSchema is the body of /healthz and of a 200 /readyz.
+func healthSchema() obj {
+	return obj{"type": "object", "required": []string{"status", "version"}, "properties": obj{
+		"status": obj{"type": "string", "enum": []string{"ok", "ready", "degraded"},
+			"description": "ok (healthz); ready, or degraded while submissions are refused for want of online Redis replicas (readyz, with wait_replicas)"},
+		"version":           obj{"type": "string"},
+		"detail":            obj{"type": "string"},
+		"replicas_online":   obj{"type": "integer"},
+		"replicas_required": obj{"type": "integer"},
+	}}
 }
 
 // openapi serves the document of o, encoded once.

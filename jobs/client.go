@@ -129,6 +129,9 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.awaitReplicas(ctx, ""); err != nil {
+		return nil, err // nothing written: any retry is safe
+	}
 	n, err := cancelScript.Run(ctx, s.rdb, refundKeys(owner, id),
 		"", stamp(), id, ledgerJSON("refund", id, r.Model, int64(r.Cost)), StatusCanceled, owner).Int()
 	if err != nil {

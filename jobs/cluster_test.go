@@ -338,7 +338,8 @@ func clusterQueues(t *testing.T, e *env) {
 // submission is confirmed by WAIT on exactly the two masters it wrote to,
 // the one of the service's keys and the one of its model queue (counted
 // with INFO commandstats on every node), and runs; with wait_replicas=2 it
-// is answered with ErrNotReplicated (1 of 2).
+// is refused before anything is written, a *ReplicasError (1 of 2 online
+// replicas, after the bounded wait for another).
 func clusterWait(t *testing.T, c *testCluster, cc *redis.ClusterClient) {
 	ctx := context.Background()
 	model := modelOnOtherShard(t, cc)
@@ -367,8 +368,12 @@ func clusterWait(t *testing.T, c *testCluster, cc *redis.ClusterClient) {
 	}
 	two := newEnv(t, c.url+"?wait_replicas=2&wait_timeout=100ms", Options{})
 	_, err = two.svc.Submit(ctx, SubmitRequest{Owner: two.owner, Model: model, Cost: 1, Inputs: []byte(`{"n":1}`)})
-	if !errors.Is(err, ErrNotReplicated) || !strings.Contains(err.Error(), "1 of 2") {
-		t.Errorf("Submit with wait_replicas=2 and one replica per master: %v, want ErrNotReplicated (1 of 2)", err)
+	var re *ReplicasError
+	if !errors.As(err, &re) || re.Online != 1 || re.Required != 2 || !strings.Contains(err.Error(), "1 of the 2") {
+		t.Errorf("Submit with wait_replicas=2 and one replica per master: %v, want a *ReplicasError (1 of 2 online, nothing written)", err)
+	}
+	if page, err := two.svc.List(ctx, two.owner, ListQuery{Limit: 10}); err != nil || len(page.Jobs) != 0 {
+		t.Errorf("after the refusal: %d jobs (%v), want none written", len(page.Jobs), err)
 	}
 }
 

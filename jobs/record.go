@@ -241,7 +241,10 @@ func submitKeys(req SubmitRequest, id string) []string {
 // (rolled back in one script if that fails) or, when the key already has
 // its share of the model queue, the job waits in the key's backlog (see
 // promote). With an IdempotencyKey, a repeated request returns the first
-// one's job with Replayed set (see idemBegin).
+// one's job with Replayed set (see idemBegin). With wait_replicas, a
+// *ReplicasError (nothing written) when the master has too few online
+// replicas (awaitReplicas), ErrNotReplicated when they did not confirm
+// the write (confirmReplicated).
 func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err error) {
 	if req.Owner == "" || req.Model == "" {
 		return nil, errors.New("jobs: submit needs an owner and a model")
@@ -251,6 +254,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 	}
 	if len(req.Inputs) == 0 {
 		req.Inputs = json.RawMessage("{}")
+	}
+	if err := s.awaitReplicas(ctx, QueueName(req.Model)); err != nil {
+		return nil, err // nothing written: any retry is safe
 	}
 	if req.IdempotencyKey != "" {
 		prev, ierr := s.idemBegin(ctx, req)

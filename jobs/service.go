@@ -325,12 +325,15 @@ func (s *Service) Store() storage.Store { return s.store }
 // Retention is the configured job lifetime.
 func (s *Service) Retention() time.Duration { return s.opts.Retention }
 
-// Ready reports whether Redis answers.
+// Ready reports whether Redis answers and, with wait_replicas, whether
+// its master has the online replicas that submissions need: a
+// *ReplicasError (matching ErrReplicasOffline) when it answers but has
+// too few (see ReplicaState).
 func (s *Service) Ready(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
-	return nil
+	return s.ReplicaState(ctx)
 }
 
 // WebhookSecret is the "whsec_..." secret webhooks are signed with (for an

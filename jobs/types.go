@@ -155,7 +155,8 @@ type Backend interface {
 	// ListSaved and GetSaved read the studio (GetSaved: ErrNotFound).
 	ListSaved(ctx context.Context, owner string) ([]pipelines.SavedModel, error)
 	GetSaved(ctx context.Context, owner, id string) (pipelines.SavedModel, error)
-	// Ready reports whether Redis is reachable.
+	// Ready reports whether Redis is reachable; a *ReplicasError when it
+	// is, but submissions are refused for want of online replicas.
 	Ready(ctx context.Context) error
 	// Cancel cancels owner's unfinished job and refunds it
 	// (ErrNotFound, ErrNotCancelable with the job).
