@@ -6,17 +6,29 @@ export FASHIOND_ORT_LIB ?= $(ORT_LIB)
 export FASHIOND_MODELS_DIR ?= $(if $(FASHIOND_DATA_DIR),$(FASHIOND_DATA_DIR),$(CURDIR)/data)/models
 GO ?= go
 
-.PHONY: chaos all setup setup-system setup-ort setup-models setup-presets setup-contract-models build run test vet fmt bench clean
+.PHONY: chaos all setup setup-serve setup-test setup-system setup-ort setup-models setup-presets setup-contract-models build run test vet fmt bench clean
 
 all: build
 
+# Set-up is split in two, each step idempotent and quiet when there is
+# nothing to do: setup-serve installs what serving needs (`make run`):
+# system packages, ONNX Runtime, the models, the preset photos;
+# setup-test adds what only the tests need (`make test`): the contract
+# models, the S3 test server (versitygw), headless Chromium and
+# redis-sentinel. `make setup` does both.
+setup: setup-serve setup-test
+
 # Without ../shared beside the checkout (a clean clone) the models come from
-# their origins (setup-models, docs/ORIGINS.md); the preset photos and the
-# contract models' CLIP vocabulary exist only in ../shared/testdata, so those
-# two steps are then skipped with a warning unless their sources are set.
-setup: setup-system setup-ort setup-models
+# their origins (setup-models, docs/ORIGINS.md); the preset photos exist
+# only in ../shared/testdata, so that step is then skipped with a warning
+# unless FASHIOND_PRESETS_SRC is set.
+setup-serve: setup-system setup-ort setup-models
 	@if [ -d ../shared/testdata ] || [ -n "$${FASHIOND_PRESETS_SRC:-}" ]; then ./scripts/setup-presets.sh; \
 	else echo "setup: warning: no ../shared/testdata: preset photos not installed (they have no public origin; product-to-model and model-create are not served)" >&2; fi
+
+# The contract models' CLIP vocabulary exists only in ../shared/testdata
+# (or FASHIOND_CLIP_BPE); without it that step is skipped with a warning.
+setup-test: setup-serve
 	@if [ -d ../shared/testdata ] || [ -n "$${FASHIOND_CLIP_BPE:-}" ]; then ./scripts/setup-contract-models.sh; \
 	else echo "setup: warning: no ../shared/testdata: contract models not built (the diffusion tests skip without them)" >&2; fi
 	@./scripts/setup-s3-test.sh
@@ -48,7 +60,7 @@ build: setup-system
 
 # `make run` provisions a development key (dev-local-key, 1000 credits) unless
 # FASHIOND_API_KEYS is set; the server listens on loopback only by default.
-run: setup build
+run: setup-serve build
 	FASHIOND_API_KEYS="$${FASHIOND_API_KEYS:-dev-local-key:1000}" ./bin/fashiond serve
 
 test: setup
@@ -61,7 +73,7 @@ test: setup
 chaos: setup
 	FASHIOND_CHAOS=long $(GO) test -v -count=1 -timeout 900s -run 'TestChaos|TestAbuse' ./jobs ./api
 
-bench: setup build
+bench: setup-serve build
 	./bin/fashiond bench
 
 fmt:
