@@ -6,7 +6,7 @@ export FASHIOND_ORT_LIB ?= $(ORT_LIB)
 export FASHIOND_MODELS_DIR ?= $(if $(FASHIOND_DATA_DIR),$(FASHIOND_DATA_DIR),$(CURDIR)/data)/models
 GO ?= go
 
-.PHONY: chaos all setup setup-system setup-ort setup-models setup-presets setup-contract-models build run test vet fmt bench clean
+.PHONY: chaos all setup setup-system setup-ort setup-gpu setup-models setup-presets setup-contract-models build run test vet fmt bench clean
 
 all: build
 
@@ -15,6 +15,7 @@ all: build
 # contract models' CLIP vocabulary exist only in ../shared/testdata, so those
 # two steps are then skipped with a warning unless their sources are set.
 setup: setup-system setup-ort setup-models
+	@if [ -e /proc/driver/nvidia/version ] || command -v nvidia-smi >/dev/null 2>&1; then ./scripts/setup-gpu.sh; fi
 	@if [ -d ../shared/testdata ] || [ -n "$${FASHIOND_PRESETS_SRC:-}" ]; then ./scripts/setup-presets.sh; \
 	else echo "setup: warning: no ../shared/testdata: preset photos not installed (they have no public origin; product-to-model and model-create are not served)" >&2; fi
 	@if [ -d ../shared/testdata ] || [ -n "$${FASHIOND_CLIP_BPE:-}" ]; then ./scripts/setup-contract-models.sh; \
@@ -28,6 +29,11 @@ setup-system:
 
 setup-ort:
 	@./scripts/setup-ort.sh
+
+# The ONNX Runtime GPU runtime (CUDA 13) from npm, beside the CPU one; `make
+# setup` runs it on a node with an NVIDIA driver. docs/GPU.md.
+setup-gpu:
+	@./scripts/setup-gpu.sh
 
 # From the mirror or FASHIOND_MODELS_URL (setup-models.sh); with neither, from
 # the models' origins first (scripts/origins/setup-origins.sh).
