@@ -38,6 +38,7 @@ type SessionSpec struct {
 type Session struct {
 	spec   SessionSpec
 	device string
+	decl   *declared // the graph's declarations of spec's inputs and outputs
 	mu     sync.RWMutex
 	s      *ort.DynamicAdvancedSession
 }
@@ -86,7 +87,7 @@ func (r *Runtime) NewSession(ctx context.Context, spec SessionSpec) (*Session, e
 	if err != nil {
 		return nil, fmt.Errorf("inference: load model %s from %s: %w", spec.Name, spec.Path, err)
 	}
-	return &Session{spec: spec, device: device, s: sess}, nil
+	return &Session{spec: spec, device: device, decl: declare(spec), s: sess}, nil
 }
 
 // Name is the model name.
@@ -125,6 +126,11 @@ func (s *Session) Run(ctx context.Context, inputs []Tensor) ([]Tensor, error) {
 			if int64(len(t.Data)) != t.Elements() {
 				return fmt.Errorf("input %s: shape %v needs %d values, got %d", s.spec.Inputs[i], t.Shape, t.Elements(), len(t.Data))
 			}
+			if s.decl != nil {
+				if err := checkValue(s.decl.in[i], Float32, t.Shape); err != nil {
+					return fmt.Errorf("input %s: %w", s.spec.Inputs[i], err)
+				}
+			}
 			v, err := newFloatValue(t)
 			if err != nil {
 				return fmt.Errorf("input %s: %w", s.spec.Inputs[i], err)
@@ -139,14 +145,12 @@ func (s *Session) Run(ctx context.Context, inputs []Tensor) ([]Tensor, error) {
 				}
 			}
 		}()
-		ro, err := ort.NewRunOptions()
+		ro, err := newRunOptions(ctx)
 		if err != nil {
 			return err
 		}
-		defer ro.Destroy()
-		stop := context.AfterFunc(ctx, func() { ro.Terminate() })
-		defer stop()
-		if err := s.s.RunWithOptions(in, outs, ro); err != nil {
+		defer ro.release()
+		if err := s.s.RunWithOptions(in, outs, ro.ro); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

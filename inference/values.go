@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -148,6 +149,9 @@ func (s *Session) RunValues(ctx context.Context, inputs []Value, outs []OutputSp
 	if s.s == nil {
 		return nil, fmt.Errorf("inference: session %s is closed", s.spec.Name)
 	}
+	if err := s.decl.check(inputs, outs); err != nil {
+		return nil, fmt.Errorf("inference: run %s: %w", s.spec.Name, err)
+	}
 	var result []Value
 	err := guard(func() error {
 		var err error
@@ -176,6 +180,16 @@ func (s *Session) runValues(ctx context.Context, inputs []Value, outs []OutputSp
 		in[i] = t
 	}
 	for i, o := range outs {
+		if o.Shape == nil && s.decl != nil && !s.decl.out[i].UnknownRank && len(s.decl.out[i].Dims) == 0 {
+			// onnxruntime_go v1.36 cannot wrap a rank-0 output ONNX Runtime
+			// allocated ("the shape has no dimensions"): pre-allocate it.
+			o.Shape = []int64{}
+		}
+		if o.Shape != nil && o.DType != Float16 && s.device == "cuda" {
+			// On CUDA only the outputs ONNX Runtime allocates are proven
+			// (docs/GPU.md, "The SIGSEGV"); float16 outputs cannot be.
+			o.Shape = nil
+		}
 		if o.Shape == nil {
 			if o.DType == Float16 {
 				return nil, fmt.Errorf("output %s: float16 outputs need a pre-allocated shape", s.spec.Outputs[i])
@@ -188,14 +202,12 @@ func (s *Session) runValues(ctx context.Context, inputs []Value, outs []OutputSp
 		}
 		ov[i] = t
 	}
-	ro, err := ort.NewRunOptions()
+	ro, err := newRunOptions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer ro.Destroy()
-	stop := context.AfterFunc(ctx, func() { ro.Terminate() })
-	defer stop()
-	if err := s.s.RunWithOptions(in, ov, ro); err != nil {
+	defer ro.release()
+	if err := s.s.RunWithOptions(in, ov, ro.ro); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -221,11 +233,18 @@ func zeroIfFloat(o OutputSpec, float bool) int {
 	return 0
 }
 
+// destroyAll destroys the values, skipping nil ones, also a nil pointer in
+// a non-nil interface: onnxruntime_go stores one in an output slot when it
+// fails to wrap an output ONNX Runtime allocated.
 func destroyAll(vs []ort.Value) {
 	for _, v := range vs {
-		if v != nil {
-			v.Destroy()
+		if v == nil {
+			continue
 		}
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			continue
+		}
+		v.Destroy()
 	}
 }
 
@@ -284,6 +303,12 @@ func readORTValue(v ort.Value, want DType) (Value, error) {
 			out[i] = int64(x)
 		}
 		return Value{DType: Int32, Shape: shape, I64: out}, nil
+	case *ort.Scalar[float32]:
+		return Value{DType: Float32, Shape: []int64{}, F32: []float32{t.GetData()}}, nil
+	case *ort.Scalar[int64]:
+		return Value{DType: Int64, Shape: []int64{}, I64: []int64{t.GetData()}}, nil
+	case *ort.Scalar[int32]:
+		return Value{DType: Int32, Shape: []int64{}, I64: []int64{int64(t.GetData())}}, nil
 	case *ort.CustomDataTensor:
 		if want != Float16 {
 			return Value{}, fmt.Errorf("custom tensor output, want %s", want)
