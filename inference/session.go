@@ -31,6 +31,10 @@ type SessionSpec struct {
 	Inputs  []string // input tensor names, in Run order
 	Outputs []string // output tensor names, in result order
 	Device  string   // "", "auto", "cpu" or "cuda": overrides the runtime's choice
+	// KeepPreallocated keeps RunValues' pre-allocated float32 and integer
+	// outputs pre-allocated on CUDA too (Probe); by default ONNX Runtime
+	// allocates them there.
+	KeepPreallocated bool
 }
 
 // Session is one loaded graph. Run is safe for concurrent use (ORT sessions

@@ -185,7 +185,7 @@ func (s *Session) runValues(ctx context.Context, inputs []Value, outs []OutputSp
 			// allocated ("the shape has no dimensions"): pre-allocate it.
 			o.Shape = []int64{}
 		}
-		if o.Shape != nil && o.DType != Float16 && s.device == "cuda" {
+		if o.Shape != nil && o.DType != Float16 && s.device == "cuda" && !s.spec.KeepPreallocated {
 			// On CUDA only the outputs ONNX Runtime allocates are proven
 			// (docs/GPU.md, "The SIGSEGV"); float16 outputs cannot be.
 			o.Shape = nil

@@ -31,7 +31,7 @@ func TestRunKinds(t *testing.T) {
 		elem onnxedit.Elem
 		d    DType
 	}{{onnxedit.Float, Float32}, {onnxedit.Float16, Float16}, {onnxedit.Int32, Int32}, {onnxedit.Int64, Int64}} {
-		s := loadGraph(t, rt, addGraph(t, c.elem), []string{"x"}, []string{"y"})
+		s := loadGraph(t, rt, addGraphT(t, c.elem), []string{"x"}, []string{"y"})
 		in := Value{DType: c.d, Shape: []int64{2, 3}}
 		if c.d.IsFloat() {
 			in.F32 = []float32{1, 2, 3, 4, 5, 6.5}
@@ -138,7 +138,7 @@ func TestBadTensorsAreErrors(t *testing.T) {
 // every run ends in a result or the context's error.
 func TestCancelRacesRunEnd(t *testing.T) {
 	rt := testRuntime(t)
-	s := loadGraph(t, rt, addGraph(t, onnxedit.Float), []string{"x"}, []string{"y"})
+	s := loadGraph(t, rt, addGraphT(t, onnxedit.Float), []string{"x"}, []string{"y"})
 	in := []Value{{DType: Float32, Shape: []int64{64, 3}, F32: make([]float32, 192)}}
 	var wg sync.WaitGroup
 	for g := range 4 {
@@ -162,4 +162,17 @@ func TestCancelRacesRunEnd(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestProbeKinds(t *testing.T) {
+	rt := testRuntime(t)
+	for _, k := range ProbeKinds {
+		dev, err := rt.Probe(context.Background(), t.TempDir(), k)
+		if err != nil || dev != "cpu" {
+			t.Errorf("probe %s: device %q, %v", k, dev, err)
+		}
+	}
+	if _, err := rt.Probe(context.Background(), t.TempDir(), "bfloat16"); err == nil || !strings.Contains(err.Error(), "unknown probe kind") {
+		t.Fatalf("unknown kind: %v", err)
+	}
 }

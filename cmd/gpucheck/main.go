@@ -1,0 +1,298 @@
+// Command gpucheck measures fashiond's inference on one node for
+// scripts/gpu-check.sh. It imports only OpenCV-free packages (inference,
+// diffusion, models, bench), so it runs on a GPU node without fashiond's
+// OpenCV libraries; `go list -deps ./cmd/gpucheck` has no gocv.
+//
+//	gpucheck probe                     every run kind on tiny graphs, each in its own process
+//	gpucheck diffusion -folder DIR     images/s of the diffusion engine at -jobs levels
+//	gpucheck sr -models DIR            super-resolution of a -size² image through the SR stage
+//	gpucheck stages -models DIR -images a.jpg,b.png   perception stages (bench)
+//
+// Every measurement is printed as one "RESULT fashiond key=value ..." line
+// that gpu-check.sh collects into its table. The device, route and library
+// come from FASHIOND_DEVICE, FASHIOND_ORT_LIB, FASHIOND_CUDA_ROUTE and
+// FASHIOND_CUDA_DEVICE_ID, as for fashiond.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"image"
+	_ "image/jpeg" // decoders for -images
+	_ "image/png"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"fashiond/bench"
+	"fashiond/diffusion"
+	"fashiond/inference"
+	"fashiond/models"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: gpucheck probe|diffusion|sr|stages [flags]")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmds := map[string]func(context.Context, []string, io.Writer) error{
+		"probe": runProbe, "probe-kind": runProbeKind, "diffusion": runDiffusion, "sr": runSR, "stages": runStages,
+	}
+	run, ok := cmds[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "gpucheck: unknown command %q\n", os.Args[1])
+		os.Exit(2)
+	}
+	if err := run(ctx, os.Args[2:], os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "gpucheck %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+// runtimeFromEnv opens ONNX Runtime as fashiond would from its environment.
+func runtimeFromEnv(ctx context.Context) (*inference.Runtime, error) {
+	id, _ := strconv.Atoi(os.Getenv("FASHIOND_CUDA_DEVICE_ID"))
+	return inference.Open(ctx, inference.Config{
+		LibPath: os.Getenv("FASHIOND_ORT_LIB"), Device: envOr("FASHIOND_DEVICE", "auto"),
+		CUDARoute: os.Getenv("FASHIOND_CUDA_ROUTE"), CUDADeviceID: id, CUDNNConvSearch: envOr("FASHIOND_CUDNN_CONV_ALGO", "HEURISTIC"),
+	}, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// runProbe runs each probe kind in a child process and prints one line per
+// kind: ok, the error, or the signal that killed the child (a crash inside
+// ONNX Runtime is named, not fatal to the check).
+func runProbe(ctx context.Context, args []string, w io.Writer) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, k := range inference.ProbeKinds {
+		cmd := exec.CommandContext(ctx, self, "probe-kind", k)
+		out, err := cmd.CombinedOutput()
+		line := strings.TrimSpace(string(out))
+		status := "ok"
+		var exit *exec.ExitError
+		switch {
+		case errors.As(err, &exit) && exit.ProcessState.Sys().(syscall.WaitStatus).Signaled():
+			status = "CRASH " + exit.ProcessState.Sys().(syscall.WaitStatus).Signal().String()
+			failed++
+		case err != nil:
+			status = "error"
+			failed++
+		}
+		fmt.Fprintf(w, "RESULT probe kind=%s status=%q detail=%q\n", k, status, lastLine(line))
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d run kinds failed", failed, len(inference.ProbeKinds))
+	}
+	return nil
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func runProbeKind(ctx context.Context, args []string, w io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("probe-kind KIND")
+	}
+	rt, err := runtimeFromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	dir, err := os.MkdirTemp("", "gpucheck-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	dev, err := rt.Probe(ctx, dir, args[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s ok on %s\n", args[0], dev)
+	return nil
+}
+
+// runDiffusion measures images/s of the engine on a folder at several
+// numbers of concurrent jobs, with step batching on.
+func runDiffusion(ctx context.Context, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("diffusion", flag.ContinueOnError)
+	folder := fs.String("folder", "", "diffusion export folder (Optimum layout)")
+	size := fs.Int("size", 512, "image side")
+	steps := fs.Int("steps", 20, "steps per image")
+	guidance := fs.Float64("guidance", 7.5, "guidance scale")
+	levels := fs.String("jobs", "1,8", "concurrent jobs to measure")
+	maxBatch := fs.Int("max-batch", 16, "most UNet rows per call")
+	repeats := fs.Int("repeats", 2, "measured rounds per level (best kept)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rt, err := runtimeFromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	t0 := time.Now()
+	m, err := diffusion.Load(ctx, rt, *folder, diffusion.Options{Batching: true, MaxBatch: *maxBatch})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	fmt.Fprintf(w, "RESULT fashiond load_s=%.2f device=%s\n", time.Since(t0).Seconds(), m.Device())
+	req := diffusion.Request{Prompt: "a linen shirt on a hanger", NegativePrompt: "blurry", Guidance: *guidance, Steps: *steps, Width: *size, Height: *size}
+	warm := req
+	warm.Steps = 3
+	if _, err := m.Generate(ctx, warm); err != nil {
+		return err
+	}
+	for _, f := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-jobs %q", *levels)
+		}
+		best := time.Duration(1<<63 - 1)
+		for range max(1, *repeats) {
+			wall, err := concurrentJobs(ctx, m, req, n)
+			if err != nil {
+				return err
+			}
+			best = min(best, wall)
+		}
+		fmt.Fprintf(w, "RESULT fashiond images=%d wall=%.3fs images/s=%.3f steps/s=%.2f rss=%s\n",
+			n, best.Seconds(), float64(n)/best.Seconds(), float64(n**steps)/best.Seconds(), diffusion.FormatBytes(bench.RSSBytes()))
+	}
+	return nil
+}
+
+func concurrentJobs(ctx context.Context, m *diffusion.Model, req diffusion.Request, n int) (time.Duration, error) {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		r := req
+		r.Seed = uint64(i + 1)
+		wg.Go(func() { _, errs[i] = m.Generate(ctx, r) })
+	}
+	wg.Wait()
+	return time.Since(start), errors.Join(errs...)
+}
+
+// runSR measures the SR stage (tiling included) on a -size² image.
+func runSR(ctx context.Context, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("sr", flag.ContinueOnError)
+	dir := fs.String("models", os.Getenv("FASHIOND_MODELS_DIR"), "model repository")
+	size := fs.Int("size", 1000, "input side")
+	iters := fs.Int("iters", 4, "measured runs (best kept)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rt, err := runtimeFromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	suite, err := models.NewSuite(ctx, rt, *dir, models.SuiteOptions{UpscalePolicy: "sr-fast", Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	defer suite.Close()
+	img := image.NewNRGBA(image.Rect(0, 0, *size, *size))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i * 7)
+	}
+	if _, err := suite.SuperResolve(ctx, img, models.SRFast); err != nil { // warm-up
+		return err
+	}
+	best := time.Duration(1<<63 - 1)
+	for range max(1, *iters) {
+		t := time.Now()
+		if _, err := suite.SuperResolve(ctx, img, models.SRFast); err != nil {
+			return err
+		}
+		best = min(best, time.Since(t))
+	}
+	fmt.Fprintf(w, "RESULT fashiond sr_in=%d sr_out=%d sr_ms=%.1f\n", *size, 4**size, float64(best)/float64(time.Millisecond))
+	return nil
+}
+
+// runStages measures the perception stages with the bench package.
+func runStages(ctx context.Context, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("stages", flag.ContinueOnError)
+	dir := fs.String("models", os.Getenv("FASHIOND_MODELS_DIR"), "model repository")
+	list := fs.String("images", "", "comma-separated photos")
+	iters := fs.Int("iters", 8, "measured iterations per stage")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var imgs []image.Image
+	var names []string
+	for _, p := range strings.Split(*list, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		img, err := decode(p)
+		if err != nil {
+			return err
+		}
+		imgs, names = append(imgs, img), append(names, p)
+	}
+	if len(imgs) == 0 {
+		return errors.New("-images: no photos")
+	}
+	rt, err := runtimeFromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	dev, _, _ := rt.DeviceFor("auto")
+	log := slog.New(slog.DiscardHandler)
+	rep, err := bench.Run(ctx, bench.Options{
+		Images: imgs, ImageNames: names, Iters: *iters, Warmup: 2, Concurrency: 1, Modes: []bool{false}, Device: dev, Log: log,
+		OpenSuite: func(ctx context.Context, batching bool) (*models.Suite, error) {
+			return models.NewSuite(ctx, rt, *dir, models.SuiteOptions{Batching: batching, UpscalePolicy: "auto", Log: log})
+		},
+	})
+	if err != nil {
+		return err
+	}
+	for _, s := range rep.Stages {
+		fmt.Fprintf(w, "RESULT stage device=%s stage=%s p50_ms=%.2f\n", dev, s.Stage, s.P50MS)
+	}
+	return nil
+}
+
+func decode(p string) (image.Image, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return img, nil
+}
