@@ -5,7 +5,8 @@
 //
 //	gpucheck probe                     every run kind on tiny graphs, each in its own process
 //	gpucheck diffusion -folder DIR     images/s of the diffusion engine at -jobs levels
-//	gpucheck sr -models DIR            super-resolution of a -size² image through the SR stage
+//	gpucheck sr -models DIR            one super-resolution call on a -size² image
+//	gpucheck models -models DIR        one call of every perception model installed in DIR
 //	gpucheck stages -models DIR -images a.jpg,b.png   perception stages (bench)
 //
 // Every measurement is printed as one "RESULT fashiond key=value ..." line
@@ -27,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,7 +49,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmds := map[string]func(context.Context, []string, io.Writer) error{
-		"probe": runProbe, "probe-kind": runProbeKind, "diffusion": runDiffusion, "sr": runSR, "stages": runStages,
+		"probe": runProbe, "probe-kind": runProbeKind, "diffusion": runDiffusion, "sr": runSR, "models": runModels, "stages": runStages,
 	}
 	run, ok := cmds[os.Args[1]]
 	if !ok {
@@ -200,7 +202,8 @@ func concurrentJobs(ctx context.Context, m *diffusion.Model, req diffusion.Reque
 	return time.Since(start), errors.Join(errs...)
 }
 
-// runSR measures the SR stage (tiling included) on a -size² image.
+// runSR measures one super-resolution call on a -size² image: on CUDA the
+// SR stage runs a 1k image as one call (models' per-device tile).
 func runSR(ctx context.Context, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("sr", flag.ContinueOnError)
 	dir := fs.String("models", os.Getenv("FASHIOND_MODELS_DIR"), "model repository")
@@ -214,27 +217,110 @@ func runSR(ctx context.Context, args []string, w io.Writer) error {
 		return err
 	}
 	defer rt.Close()
-	suite, err := models.NewSuite(ctx, rt, *dir, models.SuiteOptions{UpscalePolicy: "sr-fast", Log: slog.New(slog.DiscardHandler)})
+	s, err := rt.NewSession(ctx, inference.SessionSpec{Name: "realesr_general_x4v3", Path: filepath.Join(*dir, "realesr_general_x4v3.onnx"),
+		Inputs: []string{"data"}, Outputs: []string{"output"}})
 	if err != nil {
 		return err
 	}
-	defer suite.Close()
-	img := image.NewNRGBA(image.Rect(0, 0, *size, *size))
-	for i := range img.Pix {
-		img.Pix[i] = uint8(i * 7)
+	defer s.Close()
+	n := int64(*size)
+	in := []inference.Tensor{{Shape: []int64{1, 3, n, n}, Data: make([]float32, 3*n*n)}}
+	for i := range in[0].Data {
+		in[0].Data[i] = float32(i%251) / 251
 	}
-	if _, err := suite.SuperResolve(ctx, img, models.SRFast); err != nil { // warm-up
+	best, err := bestOf(ctx, *iters, func() error { _, err := s.Run(ctx, in); return err })
+	if err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "RESULT model device=%s model=sr_%d_to_%d ms=%.1f\n", s.Device(), n, 4*n, ms(best))
+	return nil
+}
+
+// bestOf runs f once to warm up, then iters times, and returns the fastest.
+func bestOf(ctx context.Context, iters int, f func() error) (time.Duration, error) {
+	if err := f(); err != nil {
+		return 0, err
+	}
 	best := time.Duration(1<<63 - 1)
-	for range max(1, *iters) {
+	for range max(1, iters) {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		t := time.Now()
-		if _, err := suite.SuperResolve(ctx, img, models.SRFast); err != nil {
-			return err
+		if err := f(); err != nil {
+			return 0, err
 		}
 		best = min(best, time.Since(t))
 	}
-	fmt.Fprintf(w, "RESULT fashiond sr_in=%d sr_out=%d sr_ms=%.1f\n", *size, 4**size, float64(best)/float64(time.Millisecond))
+	return best, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// runModels times one call of every perception model installed in -models
+// (the committed manifests' inputs; dimensions the caller chooses are 1 for
+// the batch and the preprocess size, else -side).
+func runModels(ctx context.Context, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("models", flag.ContinueOnError)
+	dir := fs.String("models", os.Getenv("FASHIOND_MODELS_DIR"), "model repository")
+	side := fs.Int("side", 256, "spatial size where the manifest leaves it open")
+	iters := fs.Int("iters", 8, "measured runs (best kept)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ms0, err := models.LoadManifests()
+	if err != nil {
+		return err
+	}
+	rt, err := runtimeFromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	for _, m := range ms0 {
+		path := filepath.Join(*dir, m.File)
+		if m.File == "" || m.Generative {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			fmt.Fprintf(w, "RESULT model model=%s skipped=%q\n", m.Name, "not in "+*dir)
+			continue
+		}
+		if err := timeModel(ctx, w, rt, m, path, *side, *iters); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+func timeModel(ctx context.Context, w io.Writer, rt *inference.Runtime, m models.Manifest, path string, side, iters int) error {
+	s, err := rt.NewSession(ctx, inference.SessionSpec{Name: m.Name, Path: path, Inputs: m.InputNames(), Outputs: m.OutputNames(), Device: m.Device})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var in []inference.Tensor
+	for _, spec := range m.Inputs {
+		t := inference.Tensor{Shape: append([]int64(nil), spec.Shape...)}
+		for i, d := range t.Shape {
+			if d >= 0 {
+				continue
+			}
+			t.Shape[i] = int64(side)
+			if i == 0 {
+				t.Shape[i] = 1
+			} else if p := m.Preprocess; p != nil && p.Width > 0 {
+				t.Shape[i] = int64(p.Width)
+			}
+		}
+		t.Data = make([]float32, t.Elements())
+		in = append(in, t)
+	}
+	best, err := bestOf(ctx, iters, func() error { _, err := s.Run(ctx, in); return err })
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "RESULT model device=%s model=%s input=%v ms=%.2f\n", s.Device(), m.Name, in[0].Shape, ms(best))
 	return nil
 }
 
