@@ -117,3 +117,21 @@ func TestBindingErrors(t *testing.T) {
 		t.Fatalf("cancelled Run: %v", err)
 	}
 }
+
+// TestOptimizedPath: the session writes its optimised graph, which loads and
+// gives the same result.
+func TestOptimizedPath(t *testing.T) {
+	rt := testRuntime(t)
+	src := addGraphT(t, onnxedit.Float)
+	opt := src + ".cpu.opt.onnx"
+	s, err := rt.NewSession(context.Background(), SessionSpec{Name: "add", Path: src, Inputs: []string{"x"}, Outputs: []string{"y"}, OptimizedPath: opt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2 := loadGraph(t, rt, opt, []string{"x"}, []string{"y"})
+	out, err := s2.RunValues(context.Background(), []Value{{DType: Float32, Shape: []int64{1, 3}, F32: []float32{1, 2, 3}}}, []OutputSpec{{DType: Float32}})
+	if err != nil || !equalF32(out[0].F32, []float32{2, 4, 6}) {
+		t.Fatalf("optimised graph: %v %v", out, err)
+	}
+}

@@ -35,6 +35,12 @@ type SessionSpec struct {
 	// outputs pre-allocated on CUDA too (Probe); by default ONNX Runtime
 	// allocates them there.
 	KeepPreallocated bool
+	// OptimizedPath, when set, is where ONNX Runtime writes the graph after
+	// its optimisations for this session's device (SetOptimizedModelFilePath):
+	// done once at install, a later session can load that file instead.
+	// The file holds device-specific fused nodes: it is only for the same
+	// device and ONNX Runtime version.
+	OptimizedPath string
 }
 
 // Session is one loaded graph. Run is safe for concurrent use (ORT sessions
@@ -84,6 +90,11 @@ func (r *Runtime) NewSession(ctx context.Context, spec SessionSpec) (*Session, e
 		}
 		if device, err = r.chooseDevice(spec, opts); err != nil {
 			return err
+		}
+		if spec.OptimizedPath != "" {
+			if err := opts.SetOptimizedModelFilePath(spec.OptimizedPath); err != nil {
+				return err
+			}
 		}
 		sess, err = ort.NewDynamicAdvancedSession(spec.Path, spec.Inputs, spec.Outputs, opts)
 		return err
