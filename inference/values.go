@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"fashiond/onnxedit"
+
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -78,6 +80,13 @@ func (r *Runtime) Inspect(ctx context.Context, path string) (inputs, outputs []I
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	// The declarations straight from the file first (onnxedit: the graph's
+	// structure only, never the weights), so a multi-GB UNet is not loaded
+	// into a throw-away CPU session just to read its inputs; ONNX Runtime
+	// reads what onnxedit cannot.
+	if in, out, err := onnxedit.Inspect(path); err == nil && knownRanks(in) && knownRanks(out) {
+		return editInfos(in), editInfos(out), nil
+	}
 	var ins, outs []ort.InputOutputInfo
 	err = guard(func() error {
 		var e error
@@ -88,6 +97,38 @@ func (r *Runtime) Inspect(ctx context.Context, path string) (inputs, outputs []I
 		return nil, nil, fmt.Errorf("inference: read graph %s: %w", path, err)
 	}
 	return ioInfos(ins), ioInfos(outs), nil
+}
+
+// knownRanks: every value declares its shape (ONNX Runtime infers the
+// others' ranks, onnxedit cannot).
+func knownRanks(list []onnxedit.IO) bool {
+	for _, v := range list {
+		if v.UnknownRank {
+			return false
+		}
+	}
+	return true
+}
+
+// editInfos converts onnxedit's declarations to IOInfo as ONNX Runtime would
+// report them: symbolic and unknown dimensions are -1.
+func editInfos(list []onnxedit.IO) []IOInfo {
+	out := make([]IOInfo, len(list))
+	for i, v := range list {
+		t := ort.TensorElementDataType(v.Elem)
+		out[i] = IOInfo{Name: v.Name, DType: dtypeOf(t), Type: t.String(), Dims: []int64{}}
+		for _, d := range v.Dims {
+			n := d.Value
+			if n <= 0 {
+				n = -1
+			}
+			out[i].Dims = append(out[i].Dims, n)
+		}
+		if v.Elem == onnxedit.Undefined {
+			out[i].DType, out[i].Type = DTypeUnknown, "non-tensor"
+		}
+	}
+	return out
 }
 
 func ioInfos(list []ort.InputOutputInfo) []IOInfo {
