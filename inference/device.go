@@ -108,6 +108,15 @@ func (p Placement) String() string {
 	return fmt.Sprintf("cuda:%d %s (%s, %s)", p.DeviceID, p.GPU, p.Route, p.Library)
 }
 
+// Public is String without the library path, for API clients:
+// "cuda:0 NVIDIA H100 80GB HBM3 (plugin)" or "cpu".
+func (p Placement) Public() string {
+	if p.Device != "cuda" {
+		return "cpu"
+	}
+	return fmt.Sprintf("cuda:%d %s (%s)", p.DeviceID, p.GPU, p.Route)
+}
+
 // route resolves the configured CUDA route and the library it uses.
 func (r *Runtime) route() (route, lib string) {
 	beside := filepath.Join(filepath.Dir(r.cfg.LibPath), ProviderLibrary)

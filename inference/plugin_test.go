@@ -167,3 +167,16 @@ func TestRouteChoice(t *testing.T) {
 		t.Fatalf("unknown route: %v", err)
 	}
 }
+
+func TestPlacementStrings(t *testing.T) {
+	p := Placement{Device: "cuda", Route: RoutePlugin, Library: "/opt/ort/libonnxruntime_providers_cuda.so", DeviceID: 1, GPU: "NVIDIA H100 80GB HBM3"}
+	if got, want := p.String(), "cuda:1 NVIDIA H100 80GB HBM3 (plugin, /opt/ort/libonnxruntime_providers_cuda.so)"; got != want {
+		t.Errorf("String %q, want %q", got, want)
+	}
+	if got, want := p.Public(), "cuda:1 NVIDIA H100 80GB HBM3 (plugin)"; got != want {
+		t.Errorf("Public %q, want %q", got, want)
+	}
+	if (Placement{Device: "cpu", Reason: "x"}).Public() != "cpu" || (Placement{}).String() != "cpu" {
+		t.Error("cpu placement")
+	}
+}

@@ -47,7 +47,7 @@ func TestModelsShowGenerativeStages(t *testing.T) {
 func TestModelsShowDevices(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
-		const gpu = "cuda:0 Fake GPU (plugin, /opt/ort/libonnxruntime_providers_cuda.so)"
+		const gpu = "cuda:0 Fake GPU (plugin)"
 		for _, dev := range []string{gpu, "cpu", gpu} {
 			w, err := NewWorker(e.svc, pipelines.NewRegistry(&gradient{name: ModelTryon, n: 1, w: 8, h: 8}), pipelinetest.Loader{},
 				WorkerOptions{Concurrency: 1, ShutdownTimeout: time.Second, Log: testLog(), Device: dev})

@@ -112,7 +112,7 @@ type ModelInfo struct {
 	GenerativeModels []string `json:"generative_models"`
 	// Devices are the inference devices of the live workers serving the
 	// model, each as the worker advertised it ("cpu", or
-	// "cuda:0 NVIDIA H100 80GB HBM3 (plugin, /opt/onnxruntime/libonnxruntime_providers_cuda.so)").
+	// "cuda:0 NVIDIA H100 80GB HBM3 (plugin)"; no file paths).
 	Devices []string `json:"devices"`
 }
 

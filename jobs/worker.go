@@ -64,7 +64,7 @@ type WorkerOptions struct {
 	// Models is the subset of the registry this worker serves; empty: all.
 	Models []string
 	// Device is where this worker's models run, for GET /v1/models
-	// (inference.Placement's String; empty: not advertised).
+	// (inference.Placement's Public; empty: not advertised).
 	Device string
 	// ShutdownTimeout is how long Shutdown lets running jobs finish before
 	// they are pushed back to their queue for another worker

@@ -432,7 +432,7 @@ func runRole(r role, args []string) error {
 	var w *jobs.Worker
 	if r.worker {
 		m.SetInferenceDevice(place.Device, place.Route, place.Library, place.GPU)
-		if w, err = startWorker(ctx, cfg, log, svc, pol, m, place.String(), &cl); err != nil {
+		if w, err = startWorker(ctx, cfg, log, svc, pol, m, place.Public(), &cl); err != nil {
 			return err
 		}
 	}
