@@ -17,7 +17,8 @@
 # run provisions that runtime, probes every run kind on CUDA (each in its
 # own process: a crash is named), exports the random-weight SD-1.5 modules
 # and times diffusers on them (the anchor), times fashiond's engine on the
-# same export at 1 and 8 concurrent jobs, SR 1000² -> 4000² and every
+# same export at 1 and 8 concurrent jobs, the engine's CPU-vs-CUDA agreement
+# on one seeded image, SR 1000² -> 4000² and every
 # perception model on CUDA and on the CPU, and prints one table with the
 # ratios. Random weights: these are speed figures, never quality results.
 set -euo pipefail
@@ -87,6 +88,10 @@ run() {
   fi
   say "fashiond engine on CUDA"
   "$g" diffusion -folder "$export" -steps "$STEPS" -jobs 1,8 2>&1 | tee -a "$res" || say "the engine failed on CUDA"
+  say "CPU vs CUDA agreement of the engine (256², 2 steps, seed 7)"
+  { "$g" diffusion -folder "$export" -size 256 -steps 2 -save "$dir/cuda.f32" >/dev/null \
+    && FASHIOND_DEVICE=cpu "$g" diffusion -folder "$export" -size 256 -steps 2 -save "$dir/cpu.f32" >/dev/null \
+    && "$g" compare "$dir/cpu.f32" "$dir/cuda.f32" | tee -a "$res"; } || say "agreement not measured"
   "$g" sr -models "$dir/models" -size 1000 | tee -a "$res" || true
   "$g" models -models "$dir/models" | tee -a "$res" || true
   say "the same on the CPU"
@@ -114,6 +119,9 @@ for r in rows:
     if r["_who"] == "fashiond" and "images" in r:
         a, f = anchor.get(r["images"]), num(r["images/s"])
         print(f"  {r['images']:>4}  {a if a else '-':>15}  {f:>14.3f}  {f / a if a else float('nan'):>6.2f}")
+for r in rows:
+    if r["_who"] == "agreement":
+        print(f"  CPU vs CUDA, 256², 2 steps: max {r['max_levels']} / mean {r['mean_levels']} 8-bit levels")
 print("\n== models, one call (ms)")
 by = {}
 for r in rows:

@@ -7,6 +7,7 @@
 //	gpucheck diffusion -folder DIR     images/s of the diffusion engine at -jobs levels
 //	gpucheck sr -models DIR            one super-resolution call on a -size² image
 //	gpucheck models -models DIR        one call of every perception model installed in DIR
+//	gpucheck compare A B               agreement of two -save outputs (CPU vs CUDA)
 //	gpucheck stages -models DIR -images a.jpg,b.png   perception stages (bench)
 //
 // Every measurement is printed as one "RESULT fashiond key=value ..." line
@@ -17,6 +18,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +27,7 @@ import (
 	_ "image/png"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -49,7 +52,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmds := map[string]func(context.Context, []string, io.Writer) error{
-		"probe": runProbe, "probe-kind": runProbeKind, "diffusion": runDiffusion, "sr": runSR, "models": runModels, "stages": runStages,
+		"probe": runProbe, "probe-kind": runProbeKind, "compare": runCompare, "diffusion": runDiffusion, "sr": runSR, "models": runModels, "stages": runStages,
 	}
 	run, ok := cmds[os.Args[1]]
 	if !ok {
@@ -149,6 +152,7 @@ func runDiffusion(ctx context.Context, args []string, w io.Writer) error {
 	levels := fs.String("jobs", "1,8", "concurrent jobs to measure")
 	maxBatch := fs.Int("max-batch", 16, "most UNet rows per call")
 	repeats := fs.Int("repeats", 2, "measured rounds per level (best kept)")
+	save := fs.String("save", "", "instead of timing: write one seeded image's pixels ([3][H][W] float32, little endian) here, for compare")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -165,6 +169,14 @@ func runDiffusion(ctx context.Context, args []string, w io.Writer) error {
 	defer m.Close()
 	fmt.Fprintf(w, "RESULT fashiond load_s=%.2f device=%s\n", time.Since(t0).Seconds(), m.Device())
 	req := diffusion.Request{Prompt: "a linen shirt on a hanger", NegativePrompt: "blurry", Guidance: *guidance, Steps: *steps, Width: *size, Height: *size}
+	if *save != "" {
+		req.Seed = 7
+		res, err := m.Generate(ctx, req)
+		if err != nil {
+			return err
+		}
+		return writeFloats(*save, res.Pixels)
+	}
 	warm := req
 	warm.Steps = 3
 	if _, err := m.Generate(ctx, warm); err != nil {
@@ -381,4 +393,54 @@ func decode(p string) (image.Image, error) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	return img, nil
+}
+
+func writeFloats(path string, v []float32) error {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+func readFloats(path string) ([]float32, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b)%4 != 0 || len(b) == 0 {
+		return nil, fmt.Errorf("%s: %d bytes is not float32 pixels", path, len(b))
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
+}
+
+// runCompare prints the agreement of two images saved by diffusion -save
+// (pixels in [0, 1]): the largest and the mean absolute difference, in
+// 8-bit levels.
+func runCompare(ctx context.Context, args []string, w io.Writer) error {
+	if len(args) != 2 {
+		return errors.New("compare A B")
+	}
+	a, err := readFloats(args[0])
+	if err != nil {
+		return err
+	}
+	b, err := readFloats(args[1])
+	if err != nil {
+		return err
+	}
+	if len(a) != len(b) {
+		return fmt.Errorf("%s has %d values, %s %d", args[0], len(a), args[1], len(b))
+	}
+	var maxd, sum float64
+	for i := range a {
+		d := math.Abs(float64(a[i]) - float64(b[i]))
+		maxd, sum = max(maxd, d), sum+d
+	}
+	fmt.Fprintf(w, "RESULT agreement max_levels=%.2f mean_levels=%.3f values=%d\n", 255*maxd, 255*sum/float64(len(a)), len(a))
+	return nil
 }
