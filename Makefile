@@ -6,7 +6,7 @@ export FASHIOND_ORT_LIB ?= $(ORT_LIB)
 export FASHIOND_MODELS_DIR ?= $(if $(FASHIOND_DATA_DIR),$(FASHIOND_DATA_DIR),$(CURDIR)/data)/models
 GO ?= go
 
-.PHONY: chaos all setup setup-serve setup-test setup-system setup-ort setup-models setup-presets setup-contract-models build run test vet fmt bench clean
+.PHONY: chaos all setup setup-serve setup-test setup-system setup-ort setup-gpu setup-models setup-presets setup-contract-models build run test vet fmt bench clean
 
 all: build
 
@@ -21,8 +21,10 @@ setup: setup-serve setup-test
 # Without ../shared beside the checkout (a clean clone) the models come from
 # their origins (setup-models, docs/ORIGINS.md); the preset photos exist
 # only in ../shared/testdata, so that step is then skipped with a warning
-# unless FASHIOND_PRESETS_SRC is set.
+# unless FASHIOND_PRESETS_SRC is set. On a node with an NVIDIA driver the
+# GPU runtime is installed too (setup-gpu, docs/GPU.md).
 setup-serve: setup-system setup-ort setup-models
+	@if [ -e /proc/driver/nvidia/version ] || command -v nvidia-smi >/dev/null 2>&1; then ./scripts/setup-gpu.sh; fi
 	@if [ -d ../shared/testdata ] || [ -n "$${FASHIOND_PRESETS_SRC:-}" ]; then ./scripts/setup-presets.sh; \
 	else echo "setup: warning: no ../shared/testdata: preset photos not installed (they have no public origin; product-to-model and model-create are not served)" >&2; fi
 
@@ -40,6 +42,11 @@ setup-system:
 
 setup-ort:
 	@./scripts/setup-ort.sh
+
+# The ONNX Runtime GPU runtime (CUDA 13) from npm, beside the CPU one; `make
+# setup` runs it on a node with an NVIDIA driver. docs/GPU.md.
+setup-gpu:
+	@./scripts/setup-gpu.sh
 
 # From the mirror or FASHIOND_MODELS_URL (setup-models.sh); with neither, from
 # the models' origins first (scripts/origins/setup-origins.sh).

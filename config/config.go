@@ -64,6 +64,8 @@ type Config struct {
 	CUDADeviceID   int    // FASHIOND_CUDA_DEVICE_ID
 	CUDAMemLimit   int64  // FASHIOND_CUDA_MEM_LIMIT: bytes, 0 = unlimited
 	CUDNNConvAlgo  string // FASHIOND_CUDNN_CONV_ALGO: EXHAUSTIVE, HEURISTIC, DEFAULT
+	CUDARoute      string // FASHIOND_CUDA_ROUTE: auto, in-core or plugin (docs/GPU.md)
+	CUDAArena      string // FASHIOND_CUDA_ARENA_EXTEND: kNextPowerOfTwo, kSameAsRequested or "" (ORT's default)
 	UpscalePolicy  string // FASHIOND_UPSCALE_POLICY: auto, sr-fast, sr-quality, lanczos
 	Batching       string // FASHIOND_BATCHING: dynamic batching of model calls: auto (on with CUDA, off on CPU), on, off
 	// GenerativeInpainting and GenerativeTextToImage choose the installed
@@ -159,6 +161,7 @@ func Defaults() Config {
 		UpscalePolicy:     "auto",
 		Batching:          "auto",
 		CUDNNConvAlgo:     "HEURISTIC",
+		CUDARoute:         "auto",
 		LogLevel:          "info",
 		LogFormat:         "text",
 		ShutdownGrace:     DefaultShutdownGrace,
@@ -306,6 +309,8 @@ func (c *Config) registerRuntime(fs *flag.FlagSet, d Config) {
 	fs.IntVar(&c.CUDADeviceID, "cuda-device-id", c.envInt("FASHIOND_CUDA_DEVICE_ID", 0), "CUDA device id (FASHIOND_CUDA_DEVICE_ID)")
 	fs.Int64Var(&c.CUDAMemLimit, "cuda-mem-limit", c.envInt64("FASHIOND_CUDA_MEM_LIMIT", 0), "CUDA arena limit in bytes, 0 = none (FASHIOND_CUDA_MEM_LIMIT)")
 	fs.StringVar(&c.CUDNNConvAlgo, "cudnn-conv-algo", envStr("FASHIOND_CUDNN_CONV_ALGO", d.CUDNNConvAlgo), "cuDNN conv algorithm search: EXHAUSTIVE, HEURISTIC, DEFAULT (FASHIOND_CUDNN_CONV_ALGO)")
+	fs.StringVar(&c.CUDARoute, "cuda-route", envStr("FASHIOND_CUDA_ROUTE", d.CUDARoute), "how ONNX Runtime reaches CUDA: auto, in-core (official GPU builds) or plugin (provider library beside a CPU-build core) (FASHIOND_CUDA_ROUTE)")
+	fs.StringVar(&c.CUDAArena, "cuda-arena-extend", envStr("FASHIOND_CUDA_ARENA_EXTEND", ""), "CUDA arena growth: kNextPowerOfTwo or kSameAsRequested; empty: ONNX Runtime's default (FASHIOND_CUDA_ARENA_EXTEND)")
 }
 
 func (c *Config) registerPipelines(fs *flag.FlagSet, d Config) {
@@ -570,6 +575,16 @@ func (c *Config) checkRuntime() error {
 	case "EXHAUSTIVE", "HEURISTIC", "DEFAULT":
 	default:
 		return fmt.Errorf("FASHIOND_CUDNN_CONV_ALGO must be EXHAUSTIVE, HEURISTIC or DEFAULT, not %q", c.CUDNNConvAlgo)
+	}
+	switch c.CUDARoute {
+	case "auto", "in-core", "plugin":
+	default:
+		return fmt.Errorf("FASHIOND_CUDA_ROUTE must be auto, in-core or plugin, not %q", c.CUDARoute)
+	}
+	switch c.CUDAArena {
+	case "", "kNextPowerOfTwo", "kSameAsRequested":
+	default:
+		return fmt.Errorf("FASHIOND_CUDA_ARENA_EXTEND must be kNextPowerOfTwo or kSameAsRequested (or empty), not %q", c.CUDAArena)
 	}
 	switch {
 	case strings.TrimSpace(c.ORTLib) == "":

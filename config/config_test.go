@@ -186,6 +186,8 @@ func TestInvalidSettings(t *testing.T) {
 		{"FASHIOND_CUDA_DEVICE_ID", "-1"},
 		{"FASHIOND_CUDA_MEM_LIMIT", "-1"},
 		{"FASHIOND_CUDNN_CONV_ALGO", "FASTEST"},
+		{"FASHIOND_CUDA_ROUTE", "tensorrt"},
+		{"FASHIOND_CUDA_ARENA_EXTEND", "doubling"},
 		{"FASHIOND_UPSCALE_POLICY", "magic"},
 		{"FASHIOND_BATCHING", "sometimes"},
 		{"FASHIOND_GENERATIVE_INPAINTING", "SD 1.5"},

@@ -120,3 +120,31 @@ func kernelDriver() string {
 	line, _, _ := strings.Cut(string(b), "\n")
 	return strings.TrimSpace(line)
 }
+
+// UserSpace13 are the CUDA 13 user-space libraries ONNX Runtime's CUDA 13
+// execution provider needs: linked (cudart, cuBLAS, cuBLASLt, cuRAND) or
+// opened at run time (cuDNN 9 by its unversioned name, NVRTC). docs/GPU.md
+// says where an operator gets them.
+var UserSpace13 = []string{"libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcurand.so.10", "libcudnn.so", "libnvrtc.so.13"}
+
+// Missing returns the libraries of libs the dynamic loader cannot open
+// here, in order, each with the loader's message.
+func Missing(libs ...string) []MissingLibrary {
+	var out []MissingLibrary
+	var buf [512]C.char
+	for _, lib := range libs {
+		clib := C.CString(lib)
+		rc := C.fd_can_load(clib, &buf[0], C.size_t(len(buf)))
+		C.free(unsafe.Pointer(clib))
+		if rc != 0 {
+			out = append(out, MissingLibrary{Name: lib, Error: C.GoString(&buf[0])})
+		}
+	}
+	return out
+}
+
+// MissingLibrary is a library the dynamic loader could not open.
+type MissingLibrary struct {
+	Name  string
+	Error string // dlerror()
+}

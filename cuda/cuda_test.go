@@ -54,3 +54,13 @@ func TestProbeFailures(t *testing.T) {
 		}
 	}
 }
+
+func TestMissing(t *testing.T) {
+	got := Missing("libc.so.6", "libfashiond-no-such-lib.so.13", "libm.so.6")
+	if len(got) != 1 || got[0].Name != "libfashiond-no-such-lib.so.13" || !strings.Contains(got[0].Error, "libfashiond-no-such-lib.so.13") {
+		t.Fatalf("Missing = %+v, want only libfashiond-no-such-lib.so.13 with the loader's message", got)
+	}
+	if got := Missing(); got != nil {
+		t.Fatalf("Missing() = %+v", got)
+	}
+}

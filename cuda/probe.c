@@ -66,3 +66,14 @@ void fd_cuda_probe(const char *lib, fd_cuda_probe_result *out) {
 		attr(&d->pci_bus, FD_CU_ATTR_PCI_BUS_ID, dev);
 	}
 }
+
+int fd_can_load(const char *lib, char *err, size_t errlen) {
+	void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s", e ? e : "dlopen failed");
+		return 1;
+	}
+	dlclose(h);
+	return 0;
+}

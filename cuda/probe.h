@@ -24,4 +24,9 @@ typedef struct {
 
 void fd_cuda_probe(const char *lib, fd_cuda_probe_result *out);
 
+// fd_can_load opens lib the way a library that needs it would (the dynamic
+// loader's search: LD_LIBRARY_PATH, ldconfig's cache) and closes it again.
+// It returns 0 when lib loads, else 1 with dlerror() in err.
+int fd_can_load(const char *lib, char *err, size_t errlen);
+
 #endif

@@ -60,22 +60,26 @@ func TestChooseDevice(t *testing.T) {
 		cfgDevice  string
 		specDevice string
 		info       cuda.Info
+		coreCUDA   bool // pretend the core library has an in-core CUDA provider
 		wantDevice string
 		wantErr    string // NewSession error
 		wantLog    string // logged fallback reason
 	}{
-		{"auto without GPU", "auto", "", realInfo, "cpu", "", "no CUDA device: CUDA driver library libcuda.so.1 cannot be loaded"},
-		{"auto, GPU but CPU-only library", "auto", "auto", fakeGPU, "cpu", "", "cannot use CUDA"},
-		{"auto, driver reports no device", "auto", "", cuda.Info{Devices: nil, Reason: "none"}, "cpu", "", "no CUDA device: none"},
-		{"cpu configured", "cpu", "cuda", fakeGPU, "cpu", "", ""},
-		{"model prefers cpu", "auto", "cpu", fakeGPU, "cpu", "", ""},
-		{"cuda required, none", "cuda", "", realInfo, "", "FASHIOND_DEVICE=cuda but no CUDA device", ""},
-		{"cuda required, CPU-only library", "cuda", "", fakeGPU, "", "cannot use CUDA", ""},
+		{"auto, CPU-build core", "auto", "", realInfo, false, "cpu", "", "is a CPU build with no libonnxruntime_providers_cuda.so beside it"},
+		{"auto without GPU", "auto", "", realInfo, true, "cpu", "", "no CUDA device: CUDA driver library libcuda.so.1 cannot be loaded"},
+		{"auto, GPU but no provider library", "auto", "auto", fakeGPU, true, "cpu", "", "has no libonnxruntime_providers_cuda.so beside it"},
+		{"auto, driver reports no device", "auto", "", cuda.Info{Devices: nil, Reason: "none"}, true, "cpu", "", "no CUDA device: none"},
+		{"cpu configured", "cpu", "cuda", fakeGPU, false, "cpu", "", ""},
+		{"model prefers cpu", "auto", "cpu", fakeGPU, false, "cpu", "", ""},
+		{"cuda required, CPU-build core", "cuda", "", fakeGPU, false, "", "FASHIOND_DEVICE=cuda but the ONNX Runtime library", ""},
+		{"cuda required, none", "cuda", "", realInfo, true, "", "FASHIOND_DEVICE=cuda but no CUDA device", ""},
+		{"cuda required, no provider library", "cuda", "", fakeGPU, true, "", "has no libonnxruntime_providers_cuda.so beside it", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			discover = func() cuda.Info { return c.info }
-			defer func() { discover = cuda.Discover }()
+			coreCUDA = func() bool { return c.coreCUDA }
+			defer func() { discover, coreCUDA = cuda.Discover, coreHasCUDA }()
 			resetFallbackLog()
 			var logs logBuf
 			rt := runtimeWith(t, c.cfgDevice, &logs)

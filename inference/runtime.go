@@ -32,6 +32,11 @@ type Config struct {
 	CUDADeviceID    int
 	CUDAMemLimit    int64  // bytes; 0 = no limit
 	CUDNNConvSearch string // EXHAUSTIVE, HEURISTIC or DEFAULT
+	// CUDAArenaExtend is the CUDA arena's growth: kNextPowerOfTwo or
+	// kSameAsRequested ("" = ONNX Runtime's default).
+	CUDAArenaExtend string
+	// CUDARoute is RouteAuto (""), RouteInCore or RoutePlugin.
+	CUDARoute string
 }
 
 // Runtime is the process-wide ONNX Runtime environment. There is one per
@@ -60,6 +65,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Runtime, error) {
 	}
 	if cfg.LibPath == "" {
 		return nil, errors.New("inference: no ONNX Runtime library configured (set FASHIOND_ORT_LIB or run `make setup`)")
+	}
+	switch cfg.CUDARoute {
+	case "":
+		cfg.CUDARoute = RouteAuto
+	case RouteAuto, RouteInCore, RoutePlugin:
+	default:
+		return nil, fmt.Errorf("inference: CUDA route %q: want %s, %s or %s", cfg.CUDARoute, RouteAuto, RouteInCore, RoutePlugin)
 	}
 	if _, err := os.Stat(cfg.LibPath); err != nil {
 		return nil, fmt.Errorf("inference: ONNX Runtime library %s: %w (run `make setup`)", cfg.LibPath, err)
@@ -114,6 +126,7 @@ func (r *Runtime) Close() error {
 	defer envMu.Unlock()
 	envRefs--
 	if envRefs == 0 {
+		resetPlugin()
 		return guard(ort.DestroyEnvironment)
 	}
 	return nil

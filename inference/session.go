@@ -31,6 +31,16 @@ type SessionSpec struct {
 	Inputs  []string // input tensor names, in Run order
 	Outputs []string // output tensor names, in result order
 	Device  string   // "", "auto", "cpu" or "cuda": overrides the runtime's choice
+	// KeepPreallocated keeps RunValues' pre-allocated float32 and integer
+	// outputs pre-allocated on CUDA too (Probe); by default ONNX Runtime
+	// allocates them there.
+	KeepPreallocated bool
+	// OptimizedPath, when set, is where ONNX Runtime writes the graph after
+	// its optimisations for this session's device (SetOptimizedModelFilePath):
+	// done once at install, a later session can load that file instead.
+	// The file holds device-specific fused nodes: it is only for the same
+	// device and ONNX Runtime version.
+	OptimizedPath string
 }
 
 // Session is one loaded graph. Run is safe for concurrent use (ORT sessions
@@ -38,6 +48,7 @@ type SessionSpec struct {
 type Session struct {
 	spec   SessionSpec
 	device string
+	decl   *declared // the graph's declarations of spec's inputs and outputs
 	mu     sync.RWMutex
 	s      *ort.DynamicAdvancedSession
 }
@@ -80,13 +91,18 @@ func (r *Runtime) NewSession(ctx context.Context, spec SessionSpec) (*Session, e
 		if device, err = r.chooseDevice(spec, opts); err != nil {
 			return err
 		}
+		if spec.OptimizedPath != "" {
+			if err := opts.SetOptimizedModelFilePath(spec.OptimizedPath); err != nil {
+				return err
+			}
+		}
 		sess, err = ort.NewDynamicAdvancedSession(spec.Path, spec.Inputs, spec.Outputs, opts)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("inference: load model %s from %s: %w", spec.Name, spec.Path, err)
 	}
-	return &Session{spec: spec, device: device, s: sess}, nil
+	return &Session{spec: spec, device: device, decl: declare(spec), s: sess}, nil
 }
 
 // Name is the model name.
@@ -125,6 +141,11 @@ func (s *Session) Run(ctx context.Context, inputs []Tensor) ([]Tensor, error) {
 			if int64(len(t.Data)) != t.Elements() {
 				return fmt.Errorf("input %s: shape %v needs %d values, got %d", s.spec.Inputs[i], t.Shape, t.Elements(), len(t.Data))
 			}
+			if s.decl != nil {
+				if err := checkValue(s.decl.in[i], Float32, t.Shape); err != nil {
+					return fmt.Errorf("input %s: %w", s.spec.Inputs[i], err)
+				}
+			}
 			v, err := newFloatValue(t)
 			if err != nil {
 				return fmt.Errorf("input %s: %w", s.spec.Inputs[i], err)
@@ -139,14 +160,12 @@ func (s *Session) Run(ctx context.Context, inputs []Tensor) ([]Tensor, error) {
 				}
 			}
 		}()
-		ro, err := ort.NewRunOptions()
+		ro, err := newRunOptions(ctx)
 		if err != nil {
 			return err
 		}
-		defer ro.Destroy()
-		stop := context.AfterFunc(ctx, func() { ro.Terminate() })
-		defer stop()
-		if err := s.s.RunWithOptions(in, outs, ro); err != nil {
+		defer ro.release()
+		if err := s.s.RunWithOptions(in, outs, ro.ro); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
+
+	"fashiond/onnxedit"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -77,6 +80,13 @@ func (r *Runtime) Inspect(ctx context.Context, path string) (inputs, outputs []I
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	// The declarations straight from the file first (onnxedit: the graph's
+	// structure only, never the weights), so a multi-GB UNet is not loaded
+	// into a throw-away CPU session just to read its inputs; ONNX Runtime
+	// reads what onnxedit cannot.
+	if in, out, err := onnxedit.Inspect(path); err == nil && knownRanks(in) && knownRanks(out) {
+		return editInfos(in), editInfos(out), nil
+	}
 	var ins, outs []ort.InputOutputInfo
 	err = guard(func() error {
 		var e error
@@ -87,6 +97,38 @@ func (r *Runtime) Inspect(ctx context.Context, path string) (inputs, outputs []I
 		return nil, nil, fmt.Errorf("inference: read graph %s: %w", path, err)
 	}
 	return ioInfos(ins), ioInfos(outs), nil
+}
+
+// knownRanks: every value declares its shape (ONNX Runtime infers the
+// others' ranks, onnxedit cannot).
+func knownRanks(list []onnxedit.IO) bool {
+	for _, v := range list {
+		if v.UnknownRank {
+			return false
+		}
+	}
+	return true
+}
+
+// editInfos converts onnxedit's declarations to IOInfo as ONNX Runtime would
+// report them: symbolic and unknown dimensions are -1.
+func editInfos(list []onnxedit.IO) []IOInfo {
+	out := make([]IOInfo, len(list))
+	for i, v := range list {
+		t := ort.TensorElementDataType(v.Elem)
+		out[i] = IOInfo{Name: v.Name, DType: dtypeOf(t), Type: t.String(), Dims: []int64{}}
+		for _, d := range v.Dims {
+			n := d.Value
+			if n <= 0 {
+				n = -1
+			}
+			out[i].Dims = append(out[i].Dims, n)
+		}
+		if v.Elem == onnxedit.Undefined {
+			out[i].DType, out[i].Type = DTypeUnknown, "non-tensor"
+		}
+	}
+	return out
 }
 
 func ioInfos(list []ort.InputOutputInfo) []IOInfo {
@@ -148,6 +190,9 @@ func (s *Session) RunValues(ctx context.Context, inputs []Value, outs []OutputSp
 	if s.s == nil {
 		return nil, fmt.Errorf("inference: session %s is closed", s.spec.Name)
 	}
+	if err := s.decl.check(inputs, outs); err != nil {
+		return nil, fmt.Errorf("inference: run %s: %w", s.spec.Name, err)
+	}
 	var result []Value
 	err := guard(func() error {
 		var err error
@@ -176,6 +221,16 @@ func (s *Session) runValues(ctx context.Context, inputs []Value, outs []OutputSp
 		in[i] = t
 	}
 	for i, o := range outs {
+		if o.Shape == nil && s.decl != nil && !s.decl.out[i].UnknownRank && len(s.decl.out[i].Dims) == 0 {
+			// onnxruntime_go v1.36 cannot wrap a rank-0 output ONNX Runtime
+			// allocated ("the shape has no dimensions"): pre-allocate it.
+			o.Shape = []int64{}
+		}
+		if o.Shape != nil && o.DType != Float16 && s.device == "cuda" && !s.spec.KeepPreallocated {
+			// On CUDA only the outputs ONNX Runtime allocates are proven
+			// (docs/GPU.md, "The SIGSEGV"); float16 outputs cannot be.
+			o.Shape = nil
+		}
 		if o.Shape == nil {
 			if o.DType == Float16 {
 				return nil, fmt.Errorf("output %s: float16 outputs need a pre-allocated shape", s.spec.Outputs[i])
@@ -188,14 +243,12 @@ func (s *Session) runValues(ctx context.Context, inputs []Value, outs []OutputSp
 		}
 		ov[i] = t
 	}
-	ro, err := ort.NewRunOptions()
+	ro, err := newRunOptions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer ro.Destroy()
-	stop := context.AfterFunc(ctx, func() { ro.Terminate() })
-	defer stop()
-	if err := s.s.RunWithOptions(in, ov, ro); err != nil {
+	defer ro.release()
+	if err := s.s.RunWithOptions(in, ov, ro.ro); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -221,11 +274,18 @@ func zeroIfFloat(o OutputSpec, float bool) int {
 	return 0
 }
 
+// destroyAll destroys the values, skipping nil ones, also a nil pointer in
+// a non-nil interface: onnxruntime_go stores one in an output slot when it
+// fails to wrap an output ONNX Runtime allocated.
 func destroyAll(vs []ort.Value) {
 	for _, v := range vs {
-		if v != nil {
-			v.Destroy()
+		if v == nil {
+			continue
 		}
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			continue
+		}
+		v.Destroy()
 	}
 }
 
@@ -284,6 +344,12 @@ func readORTValue(v ort.Value, want DType) (Value, error) {
 			out[i] = int64(x)
 		}
 		return Value{DType: Int32, Shape: shape, I64: out}, nil
+	case *ort.Scalar[float32]:
+		return Value{DType: Float32, Shape: []int64{}, F32: []float32{t.GetData()}}, nil
+	case *ort.Scalar[int64]:
+		return Value{DType: Int64, Shape: []int64{}, I64: []int64{t.GetData()}}, nil
+	case *ort.Scalar[int32]:
+		return Value{DType: Int32, Shape: []int64{}, I64: []int64{int64(t.GetData())}}, nil
 	case *ort.CustomDataTensor:
 		if want != Float16 {
 			return Value{}, fmt.Errorf("custom tensor output, want %s", want)

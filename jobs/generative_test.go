@@ -4,6 +4,10 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
+
+	"fashiond/pipelines"
+	"fashiond/pipelines/pipelinetest"
 )
 
 // genGradient is a gradient pipeline that says it uses an installed
@@ -33,6 +37,39 @@ func TestModelsShowGenerativeStages(t *testing.T) {
 				if m.Stages != "reference" || len(m.GenerativeModels) != 0 || m.GenerativeModels == nil {
 					t.Errorf("%s: %+v", m.Name, m)
 				}
+			}
+		}
+	})
+}
+
+// TestModelsShowDevices: GET /v1/models's data names the inference device of
+// each live worker serving a model, once per distinct device.
+func TestModelsShowDevices(t *testing.T) {
+	forBackends(t, func(t *testing.T, addr string) {
+		e := newEnv(t, addr, Options{})
+		const gpu = "cuda:0 Fake GPU (plugin)"
+		for _, dev := range []string{gpu, "cpu", gpu} {
+			w, err := NewWorker(e.svc, pipelines.NewRegistry(&gradient{name: ModelTryon, n: 1, w: 8, h: 8}), pipelinetest.Loader{},
+				WorkerOptions{Concurrency: 1, ShutdownTimeout: time.Second, Log: testLog(), Device: dev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Shutdown)
+		}
+		ms, err := e.svc.Models(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			want := []string{}
+			if m.Name == ModelTryon {
+				want = []string{"cpu", gpu}
+			}
+			if !slices.Equal(m.Devices, want) || m.Devices == nil {
+				t.Errorf("%s: devices %q, want %q", m.Name, m.Devices, want)
 			}
 		}
 	})

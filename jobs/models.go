@@ -105,13 +105,14 @@ func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
 	return out, nil
 }
 
-// addGenerative fills each model's stages from the live workers' info.
+// addGenerative fills each model's stages and devices from the live
+// workers' info.
 func (s *Service) addGenerative(ctx context.Context, out []ModelInfo, min string) error {
 	ids, err := s.rdb.ZRangeByScore(ctx, keyWorkers, &redis.ZRangeBy{Min: min, Max: "+inf"}).Result()
 	if err != nil {
 		return fmt.Errorf("jobs: models: %w", err)
 	}
-	gen := map[string][]string{}
+	gen, devs := map[string][]string{}, map[string][]string{}
 	for _, id := range ids {
 		raw, err := s.rdb.Get(ctx, keyWorker(id)).Bytes()
 		if err != nil {
@@ -120,6 +121,11 @@ func (s *Service) addGenerative(ctx context.Context, out []ModelInfo, min string
 		var wi workerInfo
 		if json.Unmarshal(raw, &wi) != nil {
 			continue
+		}
+		for _, m := range wi.Models {
+			if wi.Device != "" && !slices.Contains(devs[m], wi.Device) {
+				devs[m] = append(devs[m], wi.Device)
+			}
 		}
 		for m, names := range wi.Generative {
 			for _, n := range names {
@@ -130,6 +136,8 @@ func (s *Service) addGenerative(ctx context.Context, out []ModelInfo, min string
 		}
 	}
 	for i := range out {
+		out[i].Devices = append([]string{}, devs[out[i].Name]...)
+		sort.Strings(out[i].Devices)
 		out[i].Stages, out[i].GenerativeModels = "reference", []string{}
 		if g := gen[out[i].Name]; len(g) > 0 {
 			sort.Strings(g)

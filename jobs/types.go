@@ -110,6 +110,10 @@ type ModelInfo struct {
 	// GenerativeModels names the installed generative models live workers
 	// use for it (empty: none).
 	GenerativeModels []string `json:"generative_models"`
+	// Devices are the inference devices of the live workers serving the
+	// model, each as the worker advertised it ("cpu", or
+	// "cuda:0 NVIDIA H100 80GB HBM3 (plugin)"; no file paths).
+	Devices []string `json:"devices"`
 }
 
 // Errors the API maps to HTTP statuses.

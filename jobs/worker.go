@@ -63,6 +63,9 @@ type WorkerOptions struct {
 	WebhookWorkers int
 	// Models is the subset of the registry this worker serves; empty: all.
 	Models []string
+	// Device is where this worker's models run, for GET /v1/models
+	// (inference.Placement's Public; empty: not advertised).
+	Device string
 	// ShutdownTimeout is how long Shutdown lets running jobs finish before
 	// they are pushed back to their queue for another worker
 	// (DefaultShutdownTimeout).
@@ -388,6 +391,8 @@ type workerInfo struct {
 	// Generative names, per model, the installed generative models its
 	// pipeline uses on this worker.
 	Generative map[string][]string `json:"generative,omitempty"`
+	// Device is where the worker's models run (WorkerOptions.Device).
+	Device string `json:"device,omitempty"`
 }
 
 // generativeModels is, per served model, the generative models its pipeline
@@ -410,7 +415,7 @@ func (w *Worker) beat(ctx context.Context, advertise bool) error {
 	pipe.ZAdd(ctx, keyWorkers, redis.Z{Score: now, Member: w.id})
 	if advertise {
 		host, _ := os.Hostname()
-		info, _ := json.Marshal(workerInfo{Models: w.models, Host: host, PID: os.Getpid(), Generative: w.generativeModels()})
+		info, _ := json.Marshal(workerInfo{Models: w.models, Host: host, PID: os.Getpid(), Generative: w.generativeModels(), Device: w.opts.Device})
 		pipe.Set(ctx, keyWorker(w.id), info, 3*HeartbeatTTL)
 		for _, m := range w.models {
 			pipe.ZAdd(ctx, keyServed(m), redis.Z{Score: now, Member: w.id})

@@ -39,6 +39,10 @@ type workerMetrics struct {
 	ModelCallItems    *prometheus.HistogramVec // model
 	UNetCallDuration  *prometheus.HistogramVec // model, result
 	UNetBatchFill     *prometheus.HistogramVec // model
+	// InferenceDevice is 1 for the device this process's worker runs its
+	// models on: device (cpu, cuda), route (in-core, plugin, ""), library
+	// (the CUDA provider or core library) and gpu (the device's name).
+	InferenceDevice *prometheus.GaugeVec
 }
 
 // newWorkerMetrics registers the observer metrics in m.
@@ -53,10 +57,21 @@ func (m *Metrics) newWorkerMetrics() {
 	m.ModelCallDuration = m.histVec("model_call_duration_seconds", "Perception model calls (ONNX Runtime, including any wait in a dynamic batcher) by model graph and result (ok, error).", httpBuckets, "model", "result")
 	m.ModelCallItems = m.histVec("model_call_items", "Items (dim-0 rows) one perception model call carried, by model graph.", itemBuckets, "model")
 	m.UNetCallDuration = m.histVec("unet_call_duration_seconds", "Diffusion UNet calls (time in ONNX Runtime) by installed model and result (ok, error).", httpBuckets, "model", "result")
+	m.InferenceDevice = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "inference_device_info",
+		Help: "1 for the inference device of this process's worker: device (cpu, cuda), CUDA route (in-core, plugin), provider library and GPU name."},
+		[]string{"device", "route", "library", "gpu"})
+	m.reg.MustRegister(m.InferenceDevice)
 	m.UNetBatchFill = m.histVec("unet_batch_fill_ratio", "Rows one UNet call carried as a share of its maximum batch, by installed model.", fillBuckets, "model")
 }
 
 var _ jobs.Observer = (*Metrics)(nil)
+
+// SetInferenceDevice records where this process's worker runs its models
+// (one series; a later call replaces it).
+func (m *Metrics) SetInferenceDevice(device, route, library, gpu string) {
+	m.InferenceDevice.Reset()
+	m.InferenceDevice.WithLabelValues(device, route, library, gpu).Set(1)
+}
 
 // QueueWait implements jobs.Observer.
 func (m *Metrics) QueueWait(model string, wait time.Duration) {

@@ -225,6 +225,7 @@ var families = []string{
 	"fashiond_unet_call_duration_seconds", "fashiond_unet_batch_fill_ratio",
 	"fashiond_webhook_attempts_total",
 	"fashiond_worker_heartbeats_total", "fashiond_worker_last_heartbeat_timestamp_seconds",
+	"fashiond_inference_device_info",
 }
 
 // TestScrapeEveryFamily drives every observed code path into one registry
@@ -236,6 +237,7 @@ func TestScrapeEveryFamily(t *testing.T) {
 	runJobs(t, m)
 	runModels(t, m)
 	runUNet(t, m)
+	m.SetInferenceDevice("cpu", "", "", "")
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
 	srv := httptest.NewServer(m.Instrument(mux))
@@ -276,5 +278,18 @@ func TestFamiliesDocumented(t *testing.T) {
 		if !strings.Contains(string(b), "| `"+fam+"` |") {
 			t.Errorf("docs/OPERATIONS.md does not document %s", fam)
 		}
+	}
+}
+
+// TestInferenceDevice: the info gauge holds one series, the last one set.
+func TestInferenceDevice(t *testing.T) {
+	m := New()
+	m.SetInferenceDevice("cpu", "", "", "")
+	m.SetInferenceDevice("cuda", "plugin", "/opt/ort/libonnxruntime_providers_cuda.so", "NVIDIA H100 80GB HBM3")
+	if n := testutil.CollectAndCount(m.InferenceDevice); n != 1 {
+		t.Fatalf("%d series, want 1", n)
+	}
+	if v := testutil.ToFloat64(m.InferenceDevice.WithLabelValues("cuda", "plugin", "/opt/ort/libonnxruntime_providers_cuda.so", "NVIDIA H100 80GB HBM3")); v != 1 {
+		t.Fatalf("value %v", v)
 	}
 }

@@ -294,3 +294,27 @@ func TestAutoPolicyOnCPU(t *testing.T) {
 		}
 	}
 }
+
+func TestSRTileFor(t *testing.T) {
+	for _, c := range []struct {
+		device string
+		w, h   int
+		want   int
+	}{
+		{"cpu", 1000, 1000, srTile},
+		{"cpu", 64, 64, srTile},
+		{"cuda", 1000, 1000, 1024}, // a 1k image is one call
+		{"cuda", 1000, 700, 1024},
+		{"cuda", 300, 200, 320},
+		{"cuda", 50, 40, srTile},
+		{"cuda", 4000, 3000, srTileGPUMax},
+	} {
+		got := srTileFor(c.device, c.w, c.h)
+		if got != c.want {
+			t.Errorf("srTileFor(%s, %d, %d) = %d, want %d", c.device, c.w, c.h, got, c.want)
+		}
+		if c.device == "cuda" && max(c.w, c.h) <= srTileGPUMax && len(tilePositions(max(c.w, got), got, srOverlap))*len(tilePositions(max(c.h, got), got, srOverlap)) != 1 {
+			t.Errorf("%dx%d on cuda is not one tile of %d", c.w, c.h, got)
+		}
+	}
+}

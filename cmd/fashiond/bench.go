@@ -144,10 +144,7 @@ func runBench(cfg config.Config, f benchFlags, list []string, modes []bool) erro
 		<-ctx.Done()
 		stop() // a second Ctrl-C quits at once
 	}()
-	rt, err := inference.Open(ctx, inference.Config{
-		LibPath: cfg.ORTLib, IntraOpThreads: cfg.IntraOpThreads, Device: cfg.Device,
-		CUDADeviceID: cfg.CUDADeviceID, CUDAMemLimit: cfg.CUDAMemLimit, CUDNNConvSearch: cfg.CUDNNConvAlgo,
-	}, log)
+	rt, err := inference.Open(ctx, runtimeConfig(cfg), log)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,6 +59,7 @@ func runBenchDiffusion(ctx context.Context, args []string, w io.Writer) error {
 	maxBatch := fs.Int("max-batch", 8, "most UNet rows per call with batching on")
 	guidance := fs.Float64("guidance", 7.5, "guidance (> 1: two UNet rows per job)")
 	jsonOut := fs.String("json", "", "write the results as JSON to this file")
+	anchor := fs.String("anchor", "", "diffusers' RESULT lines on the same card (scripts/gpu-check.sh, ../shared/gpu/export_sd.py): print images/s side by side")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,6 +78,10 @@ func runBenchDiffusion(ctx context.Context, args []string, w io.Writer) error {
 		return err
 	}
 	defer rt.Close()
+	// --device cuda without usable CUDA: one line saying why, before loading.
+	if _, err := rt.Placement("auto"); err != nil {
+		return fmt.Errorf("bench diffusion: %w", err)
+	}
 	open := func(batching bool) (*diffusion.Model, error) {
 		opts := diffusion.Options{Batching: batching, MaxBatch: *maxBatch}
 		if *model != "" {
@@ -113,6 +119,11 @@ func runBenchDiffusion(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	printDiffusionBench(w, results, *size, *steps, *guidance)
+	if *anchor != "" {
+		if err := printAnchorComparison(w, *anchor, results); err != nil {
+			return err
+		}
+	}
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(results, "", "  ")
 		return os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
@@ -179,4 +190,38 @@ func printDiffusionBench(w io.Writer, rs []diffusionBenchResult, size, steps int
 			float64(r.Rows)/float64(max(1, r.Calls)), 100*r.Overhead, sp, diffusion.FormatBytes(r.RSSBytes))
 	}
 	tw.Flush()
+}
+
+// anchorRE reads export_sd.py's "RESULT diffusers images=N wall=Xs images/s=Y" lines.
+var anchorRE = regexp.MustCompile(`^RESULT diffusers images=(\d+) wall=([0-9.]+)s images/s=([0-9.]+)`)
+
+// printAnchorComparison prints fashiond's images/s (batching on) beside
+// diffusers' at the same number of concurrent images.
+func printAnchorComparison(w io.Writer, path string, rs []diffusionBenchResult) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("bench diffusion: --anchor: %w", err)
+	}
+	anchor := map[int]float64{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if m := anchorRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			anchor[n], _ = strconv.ParseFloat(m[3], 64)
+		}
+	}
+	if len(anchor) == 0 {
+		return fmt.Errorf("bench diffusion: --anchor %s has no \"RESULT diffusers images=N wall=Xs images/s=Y\" line", path)
+	}
+	fmt.Fprintln(w, "\nside by side (images/s, fashiond with batching on):")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOBS\tDIFFUSERS\tFASHIOND\tRATIO")
+	for _, r := range rs {
+		a, ok := anchor[r.Concurrency]
+		if !r.Batching || !ok || r.WallSeconds <= 0 {
+			continue
+		}
+		f := float64(r.Jobs) / r.WallSeconds
+		fmt.Fprintf(tw, "%d\t%.3f\t%.3f\t%.2f\n", r.Concurrency, a, f, f/a)
+	}
+	return tw.Flush()
 }

@@ -44,10 +44,7 @@ func (g *genInstallFlags) register(fs *flag.FlagSet) {
 
 // openRuntime opens ONNX Runtime with the configured device settings.
 func openRuntime(ctx context.Context, cfg config.Config) (*inference.Runtime, error) {
-	return inference.Open(ctx, inference.Config{
-		LibPath: cfg.ORTLib, IntraOpThreads: cfg.IntraOpThreads, Device: cfg.Device,
-		CUDADeviceID: cfg.CUDADeviceID, CUDAMemLimit: cfg.CUDAMemLimit, CUDNNConvSearch: cfg.CUDNNConvAlgo,
-	}, slog.New(slog.DiscardHandler))
+	return inference.Open(ctx, runtimeConfig(cfg), slog.New(slog.DiscardHandler))
 }
 
 // installGenerative runs `fashiond models install DIR`.

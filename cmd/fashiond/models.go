@@ -127,25 +127,33 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 func printModels(ctx context.Context, w io.Writer, cfg config.Config, repo *models.Repository, states []models.ModelState) {
 	fmt.Fprintf(w, "model repository: %s\n", repo.Dir())
 	deviceFor := func(string) (string, string) { return "?", "" }
-	rt, err := inference.Open(ctx, inference.Config{
-		LibPath: cfg.ORTLib, IntraOpThreads: cfg.IntraOpThreads, Device: cfg.Device,
-		CUDADeviceID: cfg.CUDADeviceID, CUDAMemLimit: cfg.CUDAMemLimit, CUDNNConvSearch: cfg.CUDNNConvAlgo,
-	}, slog.New(slog.DiscardHandler))
+	rt, err := inference.Open(ctx, runtimeConfig(cfg), slog.New(slog.DiscardHandler))
 	if err != nil {
 		fmt.Fprintf(w, "ONNX Runtime: unavailable: %v\n", err)
 	} else {
 		defer rt.Close()
 		fmt.Fprintf(w, "ONNX Runtime %s from %s, FASHIOND_DEVICE=%s\n", rt.Version(), cfg.ORTLib, cfg.Device)
 		fmt.Fprintf(w, "GPU: %s\n", rt.CUDA())
+		if p, err := rt.Placement("auto"); err != nil {
+			fmt.Fprintf(w, "inference device: none: %v\n", err)
+		} else if p.Reason != "" {
+			fmt.Fprintf(w, "inference device: cpu (CUDA not used: %s)\n", p.Reason)
+		} else {
+			fmt.Fprintf(w, "inference device: %s\n", p)
+		}
 		reasons := map[string]bool{}
 		deviceFor = func(pref string) (string, string) {
-			dev, reason, err := rt.DeviceFor(pref)
+			p, err := rt.Placement(pref)
 			if err != nil {
 				return "none", err.Error()
 			}
-			if reason != "" && !reasons[reason] {
-				reasons[reason] = true
-				return dev, reason
+			dev := p.Device
+			if dev == "cuda" {
+				dev = fmt.Sprintf("cuda:%d/%s", p.DeviceID, p.Route)
+			}
+			if p.Reason != "" && !reasons[p.Reason] {
+				reasons[p.Reason] = true
+				return dev, p.Reason
 			}
 			return dev, ""
 		}

@@ -24,7 +24,7 @@ func TestModelsList(t *testing.T) {
 		"blazepose_full  ", "verified", "rewrite verified, max 4",
 		"tryon-diffusion", "not installed (optional, generative)",
 		"yunet", "pool (batch 1)", "GPU: no CUDA device:",
-		"device: no CUDA device", "all required models verified",
+		"device: no CUDA device", "inference device: cpu (CUDA not used: no CUDA device", "all required models verified",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q", want)

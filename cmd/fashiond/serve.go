@@ -23,6 +23,7 @@ import (
 	"fashiond/api"
 	"fashiond/config"
 	"fashiond/fetch"
+	"fashiond/inference"
 	"fashiond/jobs"
 	"fashiond/metrics"
 	"fashiond/pipelines/all"
@@ -188,7 +189,7 @@ func provisionKeys(ctx context.Context, svc *jobs.Service, spec string, log *slo
 	return nil
 }
 
-func startWorker(ctx context.Context, cfg config.Config, log *slog.Logger, svc *jobs.Service, pol fetch.Policy, m *metrics.Metrics, cl *stack) (*jobs.Worker, error) {
+func startWorker(ctx context.Context, cfg config.Config, log *slog.Logger, svc *jobs.Service, pol fetch.Policy, m *metrics.Metrics, device string, cl *stack) (*jobs.Worker, error) {
 	reg, closer, err := all.NewObserved(ctx, cfg, log, all.Observers{Calls: m, UNet: m})
 	if err != nil {
 		return nil, err
@@ -201,7 +202,7 @@ func startWorker(ctx context.Context, cfg config.Config, log *slog.Logger, svc *
 		}
 	}
 	w, err := jobs.NewWorker(svc, reg, fetch.NewLoader(pol), jobs.WorkerOptions{
-		Concurrency: cfg.Concurrency, Models: models, Log: log, ShutdownTimeout: cfg.ShutdownGrace, Observer: m,
+		Concurrency: cfg.Concurrency, Models: models, Log: log, ShutdownTimeout: cfg.ShutdownGrace, Observer: m, Device: device,
 	})
 	if err != nil {
 		return nil, err
@@ -211,6 +212,38 @@ func startWorker(ctx context.Context, cfg config.Config, log *slog.Logger, svc *
 	}
 	cl.push(closerFunc(func() error { w.Shutdown(); return nil }))
 	return w, nil
+}
+
+// openDevice opens the ONNX Runtime environment for the worker's lifetime
+// (pushed on cl, so the CUDA provider is registered once) and resolves where
+// its models run. With FASHIOND_DEVICE=cuda and no usable CUDA it returns
+// the one-line reason, before Redis or the models are touched.
+func openDevice(ctx context.Context, cfg config.Config, log *slog.Logger, cl *stack) (inference.Placement, error) {
+	rt, err := inference.Open(ctx, runtimeConfig(cfg), log)
+	if err != nil {
+		return inference.Placement{}, err
+	}
+	p, err := rt.Placement("auto")
+	if err != nil {
+		rt.Close()
+		return p, err
+	}
+	cl.push(rt)
+	if p.Device == "cuda" {
+		log.Info("inference device", "device", p.String(), "route", p.Route, "library", p.Library, "onnxruntime", rt.Version())
+	} else {
+		log.Info("inference device", "device", "cpu", "reason", p.Reason, "onnxruntime", rt.Version())
+	}
+	return p, nil
+}
+
+// runtimeConfig is the ONNX Runtime configuration of cfg.
+func runtimeConfig(cfg config.Config) inference.Config {
+	return inference.Config{
+		LibPath: cfg.ORTLib, IntraOpThreads: cfg.IntraOpThreads, Device: cfg.Device,
+		CUDADeviceID: cfg.CUDADeviceID, CUDAMemLimit: cfg.CUDAMemLimit, CUDNNConvSearch: cfg.CUDNNConvAlgo,
+		CUDARoute: cfg.CUDARoute, CUDAArenaExtend: cfg.CUDAArena,
+	}
 }
 
 // httpShutdownTimeout bounds how long in-flight HTTP requests may finish
@@ -381,7 +414,12 @@ func runRole(r role, args []string) error {
 			log.Error("shutdown", "err", err)
 		}
 	}()
+	var place inference.Placement
 	if r.worker {
+		// FASHIOND_DEVICE=cuda without CUDA stops here, in one line.
+		if place, err = openDevice(ctx, cfg, log, &cl); err != nil {
+			return err
+		}
 		// A fresh data directory gets its models before anything starts.
 		if err := provisionModels(ctx, cfg, log); err != nil {
 			return err
@@ -394,7 +432,8 @@ func runRole(r role, args []string) error {
 	m := metrics.New()
 	var w *jobs.Worker
 	if r.worker {
-		if w, err = startWorker(ctx, cfg, log, svc, pol, m, &cl); err != nil {
+		m.SetInferenceDevice(place.Device, place.Route, place.Library, place.GPU)
+		if w, err = startWorker(ctx, cfg, log, svc, pol, m, place.Public(), &cl); err != nil {
 			return err
 		}
 	}

@@ -71,6 +71,7 @@ func NewObserved(ctx context.Context, cfg config.Config, log *slog.Logger, obs O
 	rt, err := inference.Open(ctx, inference.Config{
 		LibPath: cfg.ORTLib, IntraOpThreads: cfg.IntraOpThreads, Device: cfg.Device,
 		CUDADeviceID: cfg.CUDADeviceID, CUDAMemLimit: cfg.CUDAMemLimit, CUDNNConvSearch: cfg.CUDNNConvAlgo,
+		CUDARoute: cfg.CUDARoute, CUDAArenaExtend: cfg.CUDAArena,
 	}, log)
 	if err != nil {
 		return nil, nil, err
