@@ -27,13 +27,13 @@ const (
 
 // modelPackages are the model pipelines of the spec, as import paths.
 var modelPackages = []string{
-	modulePrefix + "/angles",
+	modulePrefix + "/anglegeneration",
+	modulePrefix + "/imagetovideo",
 	modulePrefix + "/modelcreate",
 	modulePrefix + "/posecontrol",
 	modulePrefix + "/producttomodel",
 	modulePrefix + "/prompttryon",
 	modulePrefix + "/tryon",
-	modulePrefix + "/video",
 }
 
 // pkgInfo is what the layout rule needs of one package.

@@ -14,11 +14,11 @@ import (
 	"github.com/google/uuid"
 
 	"fashiond/bench"
+	"fashiond/engine"
 	"fashiond/fetch"
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/all"
-	"fashiond/pipelines/presets"
+	"fashiond/pipelines/capability/presets"
 	"fashiond/spec"
 )
 
@@ -154,7 +154,7 @@ func newBenchPipeline(model string, p models.Perception) (pipelines.Pipeline, er
 	if err != nil {
 		return nil, err
 	}
-	reg, skipped := all.Registry(p, lib, all.Generative{})
+	reg, skipped := engine.Registry(p, lib, engine.Generative{})
 	if pl, ok := reg.Get(model); ok {
 		return pl, nil
 	}

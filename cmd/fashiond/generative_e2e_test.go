@@ -21,11 +21,11 @@ import (
 	"fashiond/ffmpeg"
 	"fashiond/models"
 	"fashiond/models/testenv"
-	"fashiond/pipelines/body"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/mask"
+	"fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/mask"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/raster"
 	"fashiond/spec"
 )
 

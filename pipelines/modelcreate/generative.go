@@ -7,8 +7,8 @@ import (
 	"image"
 	"strings"
 
-	"fashiond/pipelines/body"
-	"fashiond/pipelines/generative"
+	"fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/generative"
 )
 
 // The text-to-image stage of "generate": with an installed text-to-image

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/generative"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/raster"
 )
 
 func TestGenPrompt(t *testing.T) {

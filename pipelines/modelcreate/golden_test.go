@@ -5,8 +5,8 @@ import (
 	_ "embed"
 	"testing"
 
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/raster"
 )
 
 // goldenList holds the recorded digests (raster.Digest) of this package's

@@ -22,13 +22,13 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/recolour"
-	"fashiond/pipelines/repose"
-	"fashiond/pipelines/scene"
-	"fashiond/pipelines/selfcheck"
-	"fashiond/pipelines/style"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/recolour"
+	"fashiond/pipelines/capability/repose"
+	"fashiond/pipelines/capability/scene"
+	"fashiond/pipelines/capability/selfcheck"
+	"fashiond/pipelines/capability/style"
 )
 
 // Inputs are the normalised model-create inputs.

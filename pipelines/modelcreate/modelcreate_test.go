@@ -16,11 +16,11 @@ import (
 	"fashiond/cv"
 	"fashiond/models"
 	"fashiond/pipelines"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/raster"
+	"fashiond/pipelines/capability/selfcheck"
+	"fashiond/pipelines/capability/style"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/raster"
-	"fashiond/pipelines/selfcheck"
-	"fashiond/pipelines/style"
 )
 
 // memStudio is an in-memory pipelines.Studio.
@@ -81,7 +81,7 @@ func writePNG(t testing.TB, name string, img image.Image) { pipelinetest.WritePN
 // manifestFiles lists the image files the committed preset manifest names.
 func manifestFiles(t testing.TB) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "presets", "presets.json"))
+	b, err := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "capability", "presets", "presets.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func library(t *testing.T) *presets.Library {
 			t.Fatal(err)
 		}
 	}
-	man, err := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "presets", "presets.json"))
+	man, err := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "capability", "presets", "presets.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +468,7 @@ func BenchmarkGenerate(b *testing.B) {
 		data, _ := os.ReadFile(pipelinetest.File(b, "images/"+f))
 		_ = os.WriteFile(filepath.Join(dir, f), data, 0o644)
 	}
-	man, _ := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "presets", "presets.json"))
+	man, _ := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "capability", "presets", "presets.json"))
 	_ = os.WriteFile(filepath.Join(dir, "builtin.json"), man, 0o644)
 	lib, err := presets.Open(dir)
 	if err != nil {

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/raster"
 )
 
 // editRefiner is a test double of an img2img model: inside the region it

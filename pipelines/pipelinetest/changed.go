@@ -3,7 +3,7 @@ package pipelinetest
 import (
 	"image"
 
-	"fashiond/pipelines/body"
+	"fashiond/pipelines/capability/body"
 )
 
 // changeTol is how many levels a channel may move before a pixel counts as

@@ -9,7 +9,7 @@ import (
 	"fashiond/diffusion"
 	"fashiond/inference"
 	"fashiond/models/testenv"
-	"fashiond/pipelines/generative"
+	"fashiond/pipelines/capability/generative"
 )
 
 // ContractTextToImage is the oracle-floatb contract model (a closed-form

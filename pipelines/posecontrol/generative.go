@@ -7,8 +7,8 @@ import (
 	"image/draw"
 	"math"
 
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/mask"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/mask"
 )
 
 // The generative stage: with an installed inpainting model, the background

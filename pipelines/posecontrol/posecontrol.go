@@ -21,11 +21,11 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/body"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/repose"
-	"fashiond/pipelines/scene"
-	"fashiond/pipelines/selfcheck"
+	"fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/repose"
+	"fashiond/pipelines/capability/scene"
+	"fashiond/pipelines/capability/selfcheck"
 	"fashiond/spec"
 )
 

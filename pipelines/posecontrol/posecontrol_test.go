@@ -11,9 +11,9 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
+	"fashiond/pipelines/capability/repose"
+	"fashiond/pipelines/capability/scene"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/repose"
-	"fashiond/pipelines/scene"
 )
 
 // layersOf returns the layers of a test image at the working size.

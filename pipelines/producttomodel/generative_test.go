@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
+	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/pipelinetest"
 )
 

@@ -8,11 +8,11 @@ import (
 
 	"fashiond/models/testenv"
 	"fashiond/pipelines"
-	bodypkg "fashiond/pipelines/body"
+	bodypkg "fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/selfcheck"
+	"fashiond/pipelines/capability/style"
+	"fashiond/pipelines/capability/transfer"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/selfcheck"
-	"fashiond/pipelines/style"
-	"fashiond/pipelines/transfer"
 )
 
 // checkValue is the value of the named check in checks, and whether it is

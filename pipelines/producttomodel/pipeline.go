@@ -31,12 +31,12 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/garment"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/mask"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/style"
-	"fashiond/pipelines/transfer"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/mask"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/style"
+	"fashiond/pipelines/capability/transfer"
 	"fashiond/spec"
 )
 

@@ -15,10 +15,10 @@ import (
 	"fashiond/models"
 	"fashiond/models/testenv"
 	"fashiond/pipelines"
-	"fashiond/pipelines/garment"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/style"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/style"
 )
 
 // library installs the built-in presets into a temporary directory with

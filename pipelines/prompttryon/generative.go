@@ -8,8 +8,8 @@ import (
 	"image/draw"
 
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/recolour"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/recolour"
 )
 
 // The generative stage: with an installed inpainting model, the subject's

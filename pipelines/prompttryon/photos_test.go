@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/pipelines/capability/recolour"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/recolour"
 )
 
 // TestTopOnPhotos: "a red top" on the six real photos (full body,

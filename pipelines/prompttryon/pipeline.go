@@ -21,10 +21,10 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/recolour"
-	"fashiond/pipelines/style"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/recolour"
+	"fashiond/pipelines/capability/style"
 	"fashiond/spec"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/scene"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/scene"
 )
 
 func run(t *testing.T, pl *Pipeline, in map[string]any) (*pipelines.Result, error) {

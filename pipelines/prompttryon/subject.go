@@ -9,9 +9,9 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/body"
-	"fashiond/pipelines/recolour"
-	"fashiond/pipelines/selfcheck"
+	"fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/recolour"
+	"fashiond/pipelines/capability/selfcheck"
 )
 
 // subject is the working image with its chosen subject: the garments are

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"fashiond/models/testenv"
+	"fashiond/pipelines/capability/selfcheck"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/selfcheck"
 )
 
 // TestTryonRealPhotosFace: the red tee on the single-person photos never

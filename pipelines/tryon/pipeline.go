@@ -14,8 +14,8 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/transfer"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/transfer"
 	"fashiond/spec"
 )
 

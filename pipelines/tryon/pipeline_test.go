@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"fashiond/pipelines"
-	"fashiond/pipelines/garment"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/scene"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/scene"
 )
 
 func request(t *testing.T, in Inputs) *pipelines.Request {

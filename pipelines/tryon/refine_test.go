@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/garment"
-	"fashiond/pipelines/generative"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/pipelinetest"
 )
 

@@ -9,10 +9,10 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
-	bodypkg "fashiond/pipelines/body"
-	"fashiond/pipelines/garment"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/transfer"
+	bodypkg "fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/transfer"
 	"fashiond/spec"
 )
 

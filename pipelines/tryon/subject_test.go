@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"fashiond/models/testenv"
-	bodypkg "fashiond/pipelines/body"
+	bodypkg "fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/selfcheck"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/selfcheck"
 )
 
 // TestTryonGroupPhotoConfined: on the two-person photos the garment goes on

@@ -7,8 +7,8 @@ import (
 
 	"fashiond/models"
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/transfer"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/transfer"
 )
 
 // tryOnMask is the region the try-on model repaints on the subject's crop

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/mask"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/mask"
+	"fashiond/pipelines/capability/scene"
+	"fashiond/pipelines/capability/transfer"
 	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/scene"
-	"fashiond/pipelines/transfer"
 )
 
 // TestTryOnModelPath runs tryon with the oracle try-on model installed on
