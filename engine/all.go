@@ -16,7 +16,7 @@ import (
 	"fashiond/diffusion"
 	"fashiond/ffmpeg"
 	"fashiond/inference"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/anglegeneration"
 	"fashiond/pipelines/capability/generative"
@@ -49,7 +49,7 @@ func (c closers) Close() error {
 // Observers receive the perception model calls and the UNet calls of the
 // pipelines New builds (package metrics implements both); nil: none.
 type Observers struct {
-	Calls models.CallObserver
+	Calls perception.CallObserver
 	UNet  diffusion.BatchObserver
 }
 
@@ -61,7 +61,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*pipelines.R
 
 // NewObserved is New with observers of the model and UNet calls.
 func NewObserved(ctx context.Context, cfg config.Config, log *slog.Logger, obs Observers) (*pipelines.Registry, io.Closer, error) {
-	repo, err := models.OpenRepository(cfg.ModelsDir)
+	repo, err := perception.OpenRepository(cfg.ModelsDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -81,7 +81,7 @@ func NewObserved(ctx context.Context, cfg config.Config, log *slog.Logger, obs O
 		cl.Close()
 		return nil, nil, err
 	}
-	suite, err := models.NewSuite(ctx, rt, cfg.ModelsDir, models.SuiteOptions{Batching: batching, UpscalePolicy: cfg.UpscalePolicy, Log: log, Observer: obs.Calls})
+	suite, err := perception.NewSuite(ctx, rt, cfg.ModelsDir, perception.SuiteOptions{Batching: batching, UpscalePolicy: cfg.UpscalePolicy, Log: log, Observer: obs.Calls})
 	if err != nil {
 		cl.Close()
 		return nil, nil, err
@@ -117,7 +117,7 @@ func NewObserved(ctx context.Context, cfg config.Config, log *slog.Logger, obs O
 // and model-create need the preset library (lib may be nil), image-to-video
 // needs ffmpeg. skipped names each model left out and why, so a worker never
 // advertises a model whose jobs could only fail.
-func Registry(p models.Perception, lib *presets.Library, gen Generative) (reg *pipelines.Registry, skipped map[string]string) {
+func Registry(p perception.Perception, lib *presets.Library, gen Generative) (reg *pipelines.Registry, skipped map[string]string) {
 	skipped = map[string]string{}
 	reg = pipelines.NewRegistry(
 		prompttryon.New(p, lib).WithInpainter(gen.Inpainter),

@@ -16,7 +16,7 @@ import (
 	"fashiond/bench"
 	"fashiond/engine"
 	"fashiond/fetch"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/presets"
 	"fashiond/spec"
@@ -149,7 +149,7 @@ func benchPipelineStages() []pipelineStage {
 	return st
 }
 
-func newBenchPipeline(model string, p models.Perception) (pipelines.Pipeline, error) {
+func newBenchPipeline(model string, p perception.Perception) (pipelines.Pipeline, error) {
 	lib, err := benchLibrary()
 	if err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ import (
 	"math"
 	"slices"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	bodypkg "fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/generative"
@@ -31,7 +31,7 @@ import (
 
 // Pipeline implements pipelines.Pipeline for "angle-generation".
 type Pipeline struct {
-	p models.Perception
+	p perception.Perception
 	// inp and ref are the installed generative models (nil: classical
 	// only); see generative.go.
 	inp generative.Inpainter
@@ -39,7 +39,7 @@ type Pipeline struct {
 }
 
 // New returns the angle-generation pipeline over the perception models.
-func New(p models.Perception) *Pipeline { return &Pipeline{p: p} }
+func New(p perception.Perception) *Pipeline { return &Pipeline{p: p} }
 
 // Name implements pipelines.Pipeline.
 func (*Pipeline) Name() string { return spec.ModelAngleGeneration }
@@ -94,7 +94,7 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 	b := img.Bounds()
 	ratio := in.Ratio
 	if ratio == "" {
-		ratio = models.RatioOf(b.Dx(), b.Dy())
+		ratio = perception.RatioOf(b.Dx(), b.Dy())
 	}
 	quality := in.Quality
 	if quality == "" {
@@ -140,8 +140,8 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 type Renderer struct {
 	s     *scene.Scene
 	body  *body
-	parse *models.Parsing
-	faces []models.Face
+	parse *perception.Parsing
+	faces []perception.Face
 	// several is the people analysis of a photo of several people (nil
 	// otherwise): the subject is re-rendered in place (inPlace).
 	several *bodypkg.Analysis
@@ -181,7 +181,7 @@ func (p *Pipeline) Prepare(ctx context.Context, img image.Image) (*Renderer, err
 		// The back view replaces the subject's face, not a neighbour's.
 		faces = nil
 		if f := a.SubjectPerson().Face; f != nil {
-			faces = []models.Face{*f}
+			faces = []perception.Face{*f}
 		}
 	}
 	return &Renderer{s: s, body: newBody(s), parse: s.Parsing, faces: faces, several: a}, nil
@@ -345,7 +345,7 @@ func (r *Renderer) shifted(deg float64) func(*image.RGBA) *image.RGBA {
 // background is extended by reflection where the canvas needs more.
 func reframe(bg, person *image.RGBA, alpha *image.Gray, ratio string) *image.RGBA {
 	w, h := bg.Rect.Dx(), bg.Rect.Dy()
-	a, b, err := models.ParseRatio(ratio)
+	a, b, err := perception.ParseRatio(ratio)
 	if err != nil {
 		a, b = w, h
 	}

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/scene"
@@ -101,9 +101,9 @@ func TestAngleGenerationAllSix(t *testing.T) {
 			src := pipelinetest.Image(t, c.image)
 			ratio := c.ratio
 			if ratio == "" {
-				ratio = models.RatioOf(src.Bounds().Dx(), src.Bounds().Dy())
+				ratio = perception.RatioOf(src.Bounds().Dx(), src.Bounds().Dy())
 			}
-			wantW, wantH, _ := models.TierSize("1k", ratio)
+			wantW, wantH, _ := perception.TierSize("1k", ratio)
 			srcTier, err := perc.ToTier(context.Background(), src, "1k", ratio)
 			if err != nil {
 				t.Fatal(err)

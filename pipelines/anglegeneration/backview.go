@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"fashiond/cv"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/scene"
 )
 
@@ -45,7 +45,7 @@ var defaultHair = hairLook{colour: [3]float64{55, 42, 35}, contrast: 0.15}
 // plain), the face is replaced by hair continuing the hair colour, and the
 // result is mirrored (left and right swap when seen from behind). It
 // returns the person layer, its alpha and what was done.
-func backView(s *scene.Scene, parse *models.Parsing, faces []models.Face) (*image.RGBA, *image.Gray, []string, error) {
+func backView(s *scene.Scene, parse *perception.Parsing, faces []perception.Face) (*image.RGBA, *image.Gray, []string, error) {
 	w, h := s.Image.Rect.Dx(), s.Image.Rect.Dy()
 	img := image.NewRGBA(s.Image.Rect)
 	copy(img.Pix, s.Image.Pix)
@@ -131,7 +131,7 @@ type hairSample struct{ l, r, g, b float64 }
 // first (the parsing can spill onto dark collars and shadows below the
 // face), then the whole window; the colour is the mean of the 30..90 luma
 // percentiles and the contrast follows the luma's spread.
-func hairColour(img *image.RGBA, person *image.Gray, parse *models.Parsing, box image.Rectangle) hairLook {
+func hairColour(img *image.RGBA, person *image.Gray, parse *perception.Parsing, box image.Rectangle) hairLook {
 	if parse == nil || parse.Hair == nil {
 		return defaultHair
 	}
@@ -235,7 +235,7 @@ const (
 // hairKeep is what may turn into hair: the face skin and the hair of the
 // parsing, feathered by the head width bw; nil without a skin parsing
 // (everything in the head ellipse may).
-func hairKeep(parse *models.Parsing, w, h, bw int) *image.Gray {
+func hairKeep(parse *perception.Parsing, w, h, bw int) *image.Gray {
 	if parse == nil || parse.Skin == nil {
 		return nil
 	}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/scene"
 )
 
@@ -64,7 +64,7 @@ func newBody(s *scene.Scene) *body {
 // layout sets the pivot (the person's median depth) and the depth model's
 // layout of the person: depth about the pivot inside the mask, blurred and
 // normalised by the blurred mask, scaled to pixels and clamped.
-func (b *body) layout(mask *image.Gray, depth *models.Depth) {
+func (b *body) layout(mask *image.Gray, depth *perception.Depth) {
 	w, h := b.w, b.h
 	r := max(2, int(layoutBlurFrac*float64(h)))
 	m := make([]float32, w*h)
@@ -110,10 +110,10 @@ func (b *body) layout(mask *image.Gray, depth *models.Depth) {
 // axes sets the body's turning axis (the mean x of the seen shoulders and
 // hips, at least two) and the head's (the nose, blending into the body's
 // between headY0 and the shoulders' row headY1).
-func (b *body) axes(p *models.Pose) {
+func (b *body) axes(p *perception.Pose) {
 	var sx float64
 	n := 0
-	for _, i := range []int{models.KpLeftShoulder, models.KpRightShoulder, models.KpLeftHip, models.KpRightHip} {
+	for _, i := range []int{perception.KpLeftShoulder, perception.KpRightShoulder, perception.KpLeftHip, perception.KpRightHip} {
 		if k := p.Keypoints[i]; k.Visibility > keypointSeen && k.X >= 0 && k.X < float64(b.w) {
 			sx += k.X
 			n++
@@ -122,7 +122,7 @@ func (b *body) axes(p *models.Pose) {
 	if n >= 2 {
 		b.axis = float32(sx / float64(n))
 	}
-	no, ls, rs := p.Keypoints[models.KpNose], p.Keypoints[models.KpLeftShoulder], p.Keypoints[models.KpRightShoulder]
+	no, ls, rs := p.Keypoints[perception.KpNose], p.Keypoints[perception.KpLeftShoulder], p.Keypoints[perception.KpRightShoulder]
 	if no.Visibility > keypointSeen && ls.Visibility > keypointSeen && rs.Visibility > keypointSeen && no.X >= 0 && no.X < float64(b.w) {
 		sy := (ls.Y + rs.Y) / 2
 		if sy > no.Y {
@@ -155,7 +155,7 @@ func (b *body) view(theta float64) (*image.RGBA, *image.Gray) {
 // plate extended by reflection. The depth is smoothed strongly and the
 // shift clamped, so the plate moves as a few coherent planes: sharp depth
 // steps (often wrong at the filled hole) would tear and smear it.
-func shiftBackground(plate *image.RGBA, depth *models.Depth, pivot float32, theta float64) *image.RGBA {
+func shiftBackground(plate *image.RGBA, depth *perception.Depth, pivot float32, theta float64) *image.RGBA {
 	w, h := plate.Rect.Dx(), plate.Rect.Dy()
 	m := w / 2
 	ext := scene.ExtendAt(plate, w+2*m, h, image.Pt(m, 0))
@@ -204,7 +204,7 @@ func clampf(v, lo, hi float32) float32 {
 
 // blurPlane is a three-pass box blur of a float plane (radius r).
 func blurPlane(p []float32, w, h, r int) {
-	g := &models.Depth{W: w, H: h, Data: p}
+	g := &perception.Depth{W: w, H: h, Data: p}
 	// scene.ResizeDepth would resample; a box blur keeps the size.
 	tmp := make([]float32, len(p))
 	inv := 1 / float32(2*r+1)

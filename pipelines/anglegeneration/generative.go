@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/mask"
@@ -307,24 +307,24 @@ func (r *Renderer) describe() (string, bool) {
 // faceDwarfsTorso reports whether the face is taller than faceTorsoMax of
 // the pose's torso: a portrait, where the pose model's hips and knees are
 // guesses.
-func faceDwarfsTorso(faces []models.Face, torso float64) bool {
+func faceDwarfsTorso(faces []perception.Face, torso float64) bool {
 	return len(faces) > 0 && faces[0].Box[3]-faces[0].Box[1] > faceTorsoMax*torso
 }
 
 // hipRow is the row of the hips from the pose and the torso's length
 // (shoulders to hips); h and 0 when unknown (everything is the top).
-func hipRow(p *models.Pose, h int) (int, float64) {
+func hipRow(p *perception.Pose, h int) (int, float64) {
 	if p == nil {
 		return h, 0
 	}
 	k := p.Keypoints
-	l, r := k[models.KpLeftHip], k[models.KpRightHip]
+	l, r := k[perception.KpLeftHip], k[perception.KpRightHip]
 	if l.Visibility <= 0.5 || r.Visibility <= 0.5 {
 		return h, 0
 	}
 	hip := (l.Y + r.Y) / 2
 	torso := 0.25 * float64(h)
-	if ls, rs := k[models.KpLeftShoulder], k[models.KpRightShoulder]; ls.Visibility > 0.5 && rs.Visibility > 0.5 {
+	if ls, rs := k[perception.KpLeftShoulder], k[perception.KpRightShoulder]; ls.Visibility > 0.5 && rs.Visibility > 0.5 {
 		torso = hip - (ls.Y+rs.Y)/2
 	}
 	return int(hip), torso
@@ -332,11 +332,11 @@ func hipRow(p *models.Pose, h int) (int, float64) {
 
 // kneesShown reports whether the pose sees a knee below the hips and
 // inside the frame.
-func kneesShown(p *models.Pose, hipY, h int) bool {
+func kneesShown(p *perception.Pose, hipY, h int) bool {
 	if p == nil {
 		return false
 	}
-	for _, j := range []int{models.KpLeftKnee, models.KpRightKnee} {
+	for _, j := range []int{perception.KpLeftKnee, perception.KpRightKnee} {
 		if k := p.Keypoints[j]; k.Visibility > 0.5 && k.Y > float64(hipY) && k.Y < float64(h) {
 			return true
 		}

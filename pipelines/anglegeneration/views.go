@@ -4,7 +4,7 @@ import (
 	"image"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/scene"
 )
 
@@ -98,14 +98,14 @@ func mirrorGray(g *image.Gray) *image.Gray {
 
 // headBox is the face region (from the face detector, else from the pose's
 // head keypoints), expanded to cover the ears and hairline.
-func headBox(p *models.Pose, faces []models.Face, w, h int) (image.Rectangle, bool) {
+func headBox(p *perception.Pose, faces []perception.Face, w, h int) (image.Rectangle, bool) {
 	var x0, y0, x1, y1 float64
 	switch {
 	case len(faces) > 0 && faces[0].Score > 0.5:
 		f := faces[0].Box
 		x0, y0, x1, y1 = f[0], f[1], f[2], f[3]
-	case p != nil && p.Keypoints[models.KpLeftEar].Visibility > 0.5 && p.Keypoints[models.KpRightEar].Visibility > 0.5:
-		l, r, n := p.Keypoints[models.KpLeftEar], p.Keypoints[models.KpRightEar], p.Keypoints[models.KpNose]
+	case p != nil && p.Keypoints[perception.KpLeftEar].Visibility > 0.5 && p.Keypoints[perception.KpRightEar].Visibility > 0.5:
+		l, r, n := p.Keypoints[perception.KpLeftEar], p.Keypoints[perception.KpRightEar], p.Keypoints[perception.KpNose]
 		x0, x1 = math.Min(l.X, r.X), math.Max(l.X, r.X)
 		ew := x1 - x0
 		y0, y1 = n.Y-ew*0.9, n.Y+ew*0.6

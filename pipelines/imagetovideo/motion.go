@@ -4,7 +4,7 @@ import (
 	"image"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 // anchor is a pose keypoint in world coordinates with its motion role.
@@ -57,7 +57,7 @@ func (bm *bodyMotion) setHair(hair func(x, y int) float32) {
 // newBodyMotion builds the field from a pose given in source pixels, mapped
 // to world coordinates by (x*scale+offX, y*scale+offY). box is the person's
 // bounding box in world coordinates.
-func newBodyMotion(p *models.Pose, scale, offX, offY float64, box image.Rectangle, worldH int) *bodyMotion {
+func newBodyMotion(p *perception.Pose, scale, offX, offY float64, box image.Rectangle, worldH int) *bodyMotion {
 	bm := &bodyMotion{box: box, height: float64(box.Dy()), step: 12}
 	if bm.height < 8 {
 		return nil
@@ -82,12 +82,12 @@ func newBodyMotion(p *models.Pose, scale, offX, offY float64, box image.Rectangl
 		add(i, rolePlanted)
 		feet += len(bm.anchors) - n
 	}
-	add(models.KpLeftKnee, roleKnee)
-	add(models.KpRightKnee, roleKnee)
-	add(models.KpLeftHip, roleHip)
-	add(models.KpRightHip, roleHip)
-	add(models.KpLeftShoulder, roleShoulder)
-	add(models.KpRightShoulder, roleShoulder)
+	add(perception.KpLeftKnee, roleKnee)
+	add(perception.KpRightKnee, roleKnee)
+	add(perception.KpLeftHip, roleHip)
+	add(perception.KpRightHip, roleHip)
+	add(perception.KpLeftShoulder, roleShoulder)
+	add(perception.KpRightShoulder, roleShoulder)
 	for _, i := range []int{13, 14, 15, 16, 17, 18, 19, 20, 21, 22} {
 		add(i, roleArm)
 	}

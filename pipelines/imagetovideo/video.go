@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"fashiond/ffmpeg"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/scene"
@@ -44,12 +44,12 @@ type Options struct {
 
 // Pipeline implements pipelines.Pipeline for image-to-video.
 type Pipeline struct {
-	p    models.Perception
+	p    perception.Perception
 	opts Options
 }
 
 // New returns the image-to-video pipeline.
-func New(p models.Perception, opts Options) *Pipeline {
+func New(p perception.Perception, opts Options) *Pipeline {
 	if opts.FFmpeg == "" {
 		opts.FFmpeg = "ffmpeg"
 	}

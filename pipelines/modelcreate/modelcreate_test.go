@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"fashiond/cv"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/presets"
 	"fashiond/pipelines/capability/raster"
@@ -159,7 +159,7 @@ func TestUpload(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, h, _ := models.TierSize(tc.quality, tc.ratio)
+			w, h, _ := perception.TierSize(tc.quality, tc.ratio)
 			out := res.Outputs[0].Image
 			if b := out.Bounds(); b.Dx() != w || b.Dy() != h {
 				t.Fatalf("output %v, want %dx%d", b.Size(), w, h)
@@ -231,7 +231,7 @@ func TestUploadErrors(t *testing.T) {
 
 // faceSimilarity is the SSIM of img's face region with ref's face after
 // aligning img's face to ref's by the five landmarks (refined locally).
-func faceSimilarity(t *testing.T, p models.Perception, ref, img image.Image) float64 {
+func faceSimilarity(t *testing.T, p perception.Perception, ref, img image.Image) float64 {
 	t.Helper()
 	ctx := context.Background()
 	fr, err := p.Faces(ctx, ref)
@@ -252,7 +252,7 @@ func faceSimilarity(t *testing.T, p models.Perception, ref, img image.Image) flo
 		t.Fatal(err)
 	}
 	// The inner face (the transferred region), inside the detector's box.
-	var l [5]models.Point
+	var l [5]perception.Point
 	copy(l[:], fr[0].Landmarks[:])
 	rb := ref.Bounds()
 	mask := FaceMask(l, rb.Dx(), rb.Dy())
@@ -295,7 +295,7 @@ func TestGenerateFaceTransfer(t *testing.T) {
 	if err := raster.CheckDigest(goldenList, "face-transfer", raster.RGBA(out)); err != nil {
 		t.Error(err)
 	}
-	w, h, _ := models.TierSize("1k", "3:4")
+	w, h, _ := perception.TierSize("1k", "3:4")
 	if b := out.Bounds(); b.Dx() != w || b.Dy() != h {
 		t.Fatalf("output %v, want %dx%d", b.Size(), w, h)
 	}
@@ -360,7 +360,7 @@ func TestGenerate(t *testing.T) {
 			if len(res.Outputs) != tc.outputs {
 				t.Fatalf("%d outputs, want %d", len(res.Outputs), tc.outputs)
 			}
-			w, h, _ := models.TierSize(tc.in["quality"].(string), tc.in["aspectRatio"].(string))
+			w, h, _ := perception.TierSize(tc.in["quality"].(string), tc.in["aspectRatio"].(string))
 			for i, o := range res.Outputs {
 				writePNG(t, fmt.Sprintf("mc_%s_%d.png", strings.ReplaceAll(tc.name, " ", "_"), i), o.Image)
 				if err := raster.CheckDigest(goldenList, fmt.Sprintf("%s/%d", tc.name, i), raster.RGBA(o.Image)); err != nil {
@@ -533,8 +533,8 @@ func TestGeneratePoseReferences(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e, w := pose.Keypoints[models.KpRightElbow], pose.Keypoints[models.KpRightWrist]
-				sh := pose.Keypoints[models.KpRightShoulder]
+				e, w := pose.Keypoints[perception.KpRightElbow], pose.Keypoints[perception.KpRightWrist]
+				sh := pose.Keypoints[perception.KpRightShoulder]
 				if w.Y <= e.Y || abs(w.X-e.X) > 0.6*(w.Y-e.Y) || e.Y <= sh.Y {
 					return fmt.Errorf("right arm shoulder (%.0f,%.0f) elbow (%.0f,%.0f) wrist (%.0f,%.0f): not hanging down", sh.X, sh.Y, e.X, e.Y, w.X, w.Y)
 				}

@@ -9,17 +9,17 @@ import (
 	"testing"
 
 	"fashiond/inference"
-	"fashiond/models"
 	"fashiond/models/testenv"
+	"fashiond/perception"
 )
 
 var (
 	percOnce  sync.Once
-	percSuite *models.Suite
+	percSuite *perception.Suite
 	percErr   error
 )
 
-// Perception returns the real perception models (models.Suite), shared by
+// Perception returns the real perception models (perception.Suite), shared by
 // every test in the process and never closed (the process exit releases
 // them). The ONNX Runtime library comes from FASHIOND_ORT_LIB or
 // <root>/.deps/onnxruntime/1.30.0/libonnxruntime.so.1, the models from
@@ -27,7 +27,7 @@ var (
 // and the "lanczos" upscale policy (fast, deterministic tiers; tests that
 // need super-resolution call SuperResolve). The test fails with a clear
 // message when the runtime or the models are missing.
-func Perception(t testing.TB) models.Perception {
+func Perception(t testing.TB) perception.Perception {
 	t.Helper()
 	percOnce.Do(func() {
 		lib, dir := testenv.ORTLib(), testenv.ModelsDir()
@@ -38,7 +38,7 @@ func Perception(t testing.TB) models.Perception {
 			percErr = err
 			return
 		}
-		percSuite, percErr = models.NewSuite(ctx, rt, dir, models.SuiteOptions{UpscalePolicy: models.PolicyLanczos, Log: log})
+		percSuite, percErr = perception.NewSuite(ctx, rt, dir, perception.SuiteOptions{UpscalePolicy: perception.PolicyLanczos, Log: log})
 	})
 	if percErr != nil {
 		t.Fatalf("pipelinetest: perception models unavailable: %v (run `make setup`, or set FASHIOND_ORT_LIB and FASHIOND_MODELS_DIR)", percErr)

@@ -29,7 +29,7 @@ import (
 	"slices"
 	"strings"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/capability/generative"
@@ -50,7 +50,7 @@ type Inputs = pipelines.ProductToModelInputs
 
 // Pipeline implements pipelines.Pipeline for product-to-model.
 type Pipeline struct {
-	p   models.Perception
+	p   perception.Perception
 	lib *presets.Library
 	t2i generative.Generator
 	ton generative.TryOner
@@ -58,7 +58,7 @@ type Pipeline struct {
 
 // New returns the pipeline over the perception models and the preset model
 // library (lib may be nil: then every job must bring modelImageUrl).
-func New(p models.Perception, lib *presets.Library) *Pipeline { return &Pipeline{p: p, lib: lib} }
+func New(p perception.Perception, lib *presets.Library) *Pipeline { return &Pipeline{p: p, lib: lib} }
 
 // Name implements pipelines.Pipeline.
 func (*Pipeline) Name() string { return spec.ModelProductToModel }
@@ -268,7 +268,7 @@ func (pl *Pipeline) style(ctx context.Context, img *image.RGBA, sid string, seed
 // centre crop does not cut the person. It returns the crop and the person
 // mask cropped alike.
 func frame(img *image.RGBA, pm *image.Gray, ratio string) (*image.RGBA, *image.Gray) {
-	a, b, err := models.ParseRatio(ratio)
+	a, b, err := perception.ParseRatio(ratio)
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	if err != nil || w == 0 || h == 0 {
 		return img, pm

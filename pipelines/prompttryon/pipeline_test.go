@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/presets"
 	"fashiond/pipelines/capability/scene"
@@ -39,7 +39,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, h, _ := models.TierSize("1k", models.RatioOf(832, 1248))
+	w, h, _ := perception.TierSize("1k", perception.RatioOf(832, 1248))
 	if len(res.Outputs) != 2 {
 		t.Fatalf("%d outputs", len(res.Outputs))
 	}
@@ -79,7 +79,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, h, _ = models.TierSize("2k", "3:4")
+	w, h, _ = perception.TierSize("2k", "3:4")
 	if b := res.Outputs[0].Image.Bounds(); b.Dx() != w || b.Dy() != h || !strings.Contains(res.Outputs[0].Method, "style=editorial") {
 		t.Errorf("2k 3:4 editorial: %v %q", b, res.Outputs[0].Method)
 	}
@@ -119,7 +119,7 @@ func TestModelImageFromPresets(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The base is the preset (576x864, 2:3), recoloured.
-	w, h, _ := models.TierSize("1k", "2:3")
+	w, h, _ := perception.TierSize("1k", "2:3")
 	if b := res.Outputs[0].Image.Bounds(); b.Dx() != w || b.Dy() != h || !strings.Contains(res.Outputs[0].Method, "base=modelImageUrl") {
 		t.Errorf("%v %q", b, res.Outputs[0].Method)
 	}

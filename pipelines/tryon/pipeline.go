@@ -12,7 +12,7 @@ import (
 	"context"
 	"fmt"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/transfer"
@@ -24,13 +24,13 @@ type Inputs = pipelines.TryOnInputs
 
 // Pipeline implements pipelines.Pipeline for "tryon".
 type Pipeline struct {
-	p   models.Perception
+	p   perception.Perception
 	inp generative.Inpainter
 	ton generative.TryOner
 }
 
 // New returns the tryon pipeline over the perception models.
-func New(p models.Perception) *Pipeline { return &Pipeline{p: p} }
+func New(p perception.Perception) *Pipeline { return &Pipeline{p: p} }
 
 // WithInpainter makes the pipeline refine each transfer's garment region
 // with an installed inpainting model at a low strength (nil keeps the

@@ -22,7 +22,7 @@ import (
 	"math"
 	"sort"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/raster"
 )
@@ -79,7 +79,7 @@ var ErrNoPerson = errors.New("no person found")
 type Person struct {
 	// Face is the person's detected face; nil when no face was seen (a
 	// person from the back, or a face too small or hidden).
-	Face *models.Face
+	Face *perception.Face
 	// Region is the person's own pixels (255 on, 0 off), image-sized.
 	Region *image.Gray
 	// Box is the bounding box of Region.
@@ -101,7 +101,7 @@ func (p *Person) FaceArea() float64 {
 type Analysis struct {
 	W, H int
 	// Faces are the faces that count (score and size), largest first.
-	Faces []models.Face
+	Faces []perception.Face
 	// People are every person found; Subject indexes the chosen one.
 	People  []Person
 	Subject int
@@ -123,7 +123,7 @@ func (a *Analysis) Band() float64 {
 // ErrNoPerson (wrapped, with the figures) only when no face is detected and
 // no person-sized mask component exists; a detected face always yields a
 // person.
-func Analyze(ctx context.Context, p models.Perception, img image.Image) (*Analysis, error) {
+func Analyze(ctx context.Context, p perception.Perception, img image.Image) (*Analysis, error) {
 	rgba := raster.RGBA(img)
 	w, h := rgba.Rect.Dx(), rgba.Rect.Dy()
 	faces, err := p.Faces(ctx, rgba)
@@ -139,7 +139,7 @@ func Analyze(ctx context.Context, p models.Perception, img image.Image) (*Analys
 
 // fromPerception builds the analysis from detected faces and a binary
 // person mask (both at w x h).
-func fromPerception(w, h int, faces []models.Face, pm *image.Gray) (*Analysis, error) {
+func fromPerception(w, h int, faces []perception.Face, pm *image.Gray) (*Analysis, error) {
 	a := &Analysis{W: w, H: h, Faces: visibleFaces(faces, w, h)}
 	a.MaskCover = float64(mask.Count(pm)) / float64(w*h)
 	lab, sizes := mask.Components(pm)
@@ -186,9 +186,9 @@ func fromPerception(w, h int, faces []models.Face, pm *image.Gray) (*Analysis, e
 
 // visibleFaces keeps faces with a score of at least MinFaceScore and a width
 // of at least MinFaceFrac of the shorter side, largest first.
-func visibleFaces(faces []models.Face, w, h int) []models.Face {
+func visibleFaces(faces []perception.Face, w, h int) []perception.Face {
 	minW := MinFaceFrac * float64(min(w, h))
-	var out []models.Face
+	var out []perception.Face
 	for _, f := range faces {
 		if f.Score >= MinFaceScore && f.Box[2]-f.Box[0] >= minW {
 			out = append(out, f)
@@ -198,15 +198,15 @@ func visibleFaces(faces []models.Face, w, h int) []models.Face {
 	return out
 }
 
-func faceArea(f models.Face) float64 { return (f.Box[2] - f.Box[0]) * (f.Box[3] - f.Box[1]) }
+func faceArea(f perception.Face) float64 { return (f.Box[2] - f.Box[0]) * (f.Box[3] - f.Box[1]) }
 
-func faceCentre(f models.Face) (float64, float64) {
+func faceCentre(f perception.Face) (float64, float64) {
 	return (f.Box[0] + f.Box[2]) / 2, (f.Box[1] + f.Box[3]) / 2
 }
 
 // faceOwners maps each mask component to the faces it holds: the component
 // label most common inside the face box's central half.
-func faceOwners(faces []models.Face, lab []int32, w, h int) map[int32][]int {
+func faceOwners(faces []perception.Face, lab []int32, w, h int) map[int32][]int {
 	owners := map[int32][]int{}
 	for i, f := range faces {
 		counts := map[int32]int{}
@@ -236,7 +236,7 @@ func faceOwners(faces []models.Face, lab []int32, w, h int) map[int32][]int {
 // splitComponent gives each pixel of component l to the face (among fs)
 // with the lowest cost: the horizontal distance to the face centre in face
 // widths, plus abovePenalty per face height above the face's headroom.
-func splitComponent(lab []int32, l int32, w, h int, faces []models.Face, fs []int, regions []*image.Gray) {
+func splitComponent(lab []int32, l int32, w, h int, faces []perception.Face, fs []int, regions []*image.Gray) {
 	for _, i := range fs {
 		if regions[i] == nil {
 			regions[i] = image.NewGray(image.Rect(0, 0, w, h))
@@ -258,7 +258,7 @@ func splitComponent(lab []int32, l int32, w, h int, faces []models.Face, fs []in
 	}
 }
 
-func splitCost(f models.Face, x, y float64) float64 {
+func splitCost(f perception.Face, x, y float64) float64 {
 	cx, _ := faceCentre(f)
 	fw, fh := f.Box[2]-f.Box[0], f.Box[3]-f.Box[1]
 	c := math.Abs(x-cx) / fw
@@ -285,7 +285,7 @@ func partOf(r *image.Gray, regions []*image.Gray) int {
 
 // assumedBody is the region of a face the person mask missed: the face box
 // and a body box below it.
-func assumedBody(f models.Face, w, h int) *image.Gray {
+func assumedBody(f perception.Face, w, h int) *image.Gray {
 	cx, _ := faceCentre(f)
 	fw, fh := f.Box[2]-f.Box[0], f.Box[3]-f.Box[1]
 	r := image.Rect(int(cx-bodyWidthFaces*fw), int(f.Box[1]-headroomFaces*fh), int(cx+bodyWidthFaces*fw), int(f.Box[3]+bodyHeightFaces*fh))
@@ -371,7 +371,7 @@ func (e *NotOnePersonError) Error() string { return e.Why }
 // OnePerson checks that img holds exactly one person with a visible face
 // (a generated model photo must, before a garment or a face goes on it).
 // Other errors are the analysis's own.
-func OnePerson(ctx context.Context, p models.Perception, img image.Image) error {
+func OnePerson(ctx context.Context, p perception.Perception, img image.Image) error {
 	a, err := Analyze(ctx, p, img)
 	switch {
 	case errors.Is(err, ErrNoPerson):

@@ -7,11 +7,11 @@ import (
 	"image/draw"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 )
 
-func face(x0, y0, x1, y1 float64) models.Face {
-	return models.Face{Box: [4]float64{x0, y0, x1, y1}, Score: 0.9}
+func face(x0, y0, x1, y1 float64) perception.Face {
+	return perception.Face{Box: [4]float64{x0, y0, x1, y1}, Score: 0.9}
 }
 
 func rects(w, h int, rs ...image.Rectangle) *image.Gray {
@@ -26,30 +26,30 @@ func TestFromPerception(t *testing.T) {
 	const w, h = 200, 100
 	tests := []struct {
 		name       string
-		faces      []models.Face
+		faces      []perception.Face
 		mask       *image.Gray
 		wantPeople int
 		wantBox    image.Rectangle // subject's box
 		wantErr    error
 	}{
 		{"two separate people, larger face wins",
-			[]models.Face{face(20, 10, 40, 30), face(130, 10, 160, 40)},
+			[]perception.Face{face(20, 10, 40, 30), face(130, 10, 160, 40)},
 			rects(w, h, image.Rect(10, 5, 50, 100), image.Rect(120, 5, 170, 100)),
 			2, image.Rect(120, 5, 170, 100), nil},
 		{"one component shared by two faces is split between them",
-			[]models.Face{face(40, 10, 60, 30), face(140, 10, 170, 40)},
+			[]perception.Face{face(40, 10, 60, 30), face(140, 10, 170, 40)},
 			rects(w, h, image.Rect(20, 5, 190, 100)),
 			2, image.Rect(92, 5, 190, 100), nil},
 		{"tied faces: the most central wins",
-			[]models.Face{face(10, 10, 30, 30), face(110, 40, 130, 60)},
+			[]perception.Face{face(10, 10, 30, 30), face(110, 40, 130, 60)},
 			rects(w, h, image.Rect(5, 5, 40, 100), image.Rect(100, 35, 140, 100)),
 			2, image.Rect(100, 35, 140, 100), nil},
 		{"small faceless component near the subject is its foot",
-			[]models.Face{face(80, 10, 100, 30)},
+			[]perception.Face{face(80, 10, 100, 30)},
 			rects(w, h, image.Rect(70, 5, 110, 80), image.Rect(75, 85, 90, 100)),
 			1, image.Rect(70, 5, 110, 100), nil},
 		{"large faceless component is a person seen from the back",
-			[]models.Face{face(20, 10, 40, 30)},
+			[]perception.Face{face(20, 10, 40, 30)},
 			rects(w, h, image.Rect(10, 5, 50, 100), image.Rect(120, 5, 190, 100)),
 			2, image.Rect(10, 5, 50, 100), nil},
 		{"no face: the largest component",
@@ -57,11 +57,11 @@ func TestFromPerception(t *testing.T) {
 			rects(w, h, image.Rect(10, 50, 30, 100), image.Rect(120, 5, 190, 100)),
 			2, image.Rect(120, 5, 190, 100), nil},
 		{"face the mask missed gets an assumed body",
-			[]models.Face{face(90, 10, 110, 30)},
+			[]perception.Face{face(90, 10, 110, 30)},
 			rects(w, h),
 			1, image.Rect(68, 0, 132, 100), nil},
 		{"tiny or low-score faces do not count",
-			[]models.Face{face(90, 10, 91, 11), {Box: [4]float64{50, 10, 80, 40}, Score: 0.3}},
+			[]perception.Face{face(90, 10, 91, 11), {Box: [4]float64{50, 10, 80, 40}, Score: 0.3}},
 			rects(w, h),
 			0, image.Rectangle{}, ErrNoPerson},
 	}

@@ -33,7 +33,7 @@ import (
 	"math"
 	"slices"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/raster"
 )
@@ -54,7 +54,7 @@ type Garment struct {
 	// Cutout is the garment image with alpha = a slightly feathered mask.
 	Cutout *image.NRGBA
 	// Landmarks in image pixels; see the package documentation for names.
-	Landmarks map[string]models.Point
+	Landmarks map[string]perception.Point
 	// Dominant is the per-channel median colour inside the mask.
 	Dominant color.RGBA
 	// BBox is the mask's bounding box.
@@ -74,7 +74,7 @@ var ErrNoGarment = errors.New("no garment found")
 // as a garment worn by someone: the parsing model's clothes above the hips.
 // Otherwise the background must be plain. p may be nil for plain-background
 // product photos.
-func Analyze(ctx context.Context, p models.Perception, img image.Image) (*Garment, error) {
+func Analyze(ctx context.Context, p perception.Perception, img image.Image) (*Garment, error) {
 	rgba := raster.RGBA(img)
 	w, h := rgba.Rect.Dx(), rgba.Rect.Dy()
 	if w < 32 || h < 32 {
@@ -229,7 +229,7 @@ func segmentPlain(lab []Lab, w, h int, bg bgModel) (m, raw *image.Gray) {
 // parsing model's clothes channel where it beats skin and hair, inside the
 // person mask, above the hips' line when the person shows legs (the upper
 // garment); the largest component.
-func segmentWorn(ctx context.Context, p models.Perception, img *image.RGBA) (*image.Gray, error) {
+func segmentWorn(ctx context.Context, p perception.Perception, img *image.RGBA) (*image.Gray, error) {
 	pose, err := p.Pose(ctx, img)
 	if err != nil {
 		return nil, fmt.Errorf("garment: pose: %w", err)
@@ -250,11 +250,11 @@ func segmentWorn(ctx context.Context, p models.Perception, img *image.RGBA) (*im
 		}
 	}
 	kp := pose.Keypoints
-	hipY := (kp[models.KpLeftHip].Y + kp[models.KpRightHip].Y) / 2
-	shY := (kp[models.KpLeftShoulder].Y + kp[models.KpRightShoulder].Y) / 2
+	hipY := (kp[perception.KpLeftHip].Y + kp[perception.KpRightHip].Y) / 2
+	shY := (kp[perception.KpLeftShoulder].Y + kp[perception.KpRightShoulder].Y) / 2
 	// Hips closer to the shoulders than the shoulders' width are misplaced
 	// (a frontal adult's torso is about 1.45 shoulder widths long).
-	if sw := math.Abs(kp[models.KpLeftShoulder].X - kp[models.KpRightShoulder].X); hipY-shY < 1.05*sw {
+	if sw := math.Abs(kp[perception.KpLeftShoulder].X - kp[perception.KpRightShoulder].X); hipY-shY < 1.05*sw {
 		hipY = shY + 1.45*sw
 	}
 	if hipY > shY && hipY < float64(h) {
@@ -361,7 +361,7 @@ func dropWedges(closed, raw *image.Gray, maxArea int) *image.Gray {
 
 // hasPerson reports whether img shows a person: the person mask covers more
 // than 5% of it and a face is found.
-func hasPerson(ctx context.Context, p models.Perception, img *image.RGBA) (bool, error) {
+func hasPerson(ctx context.Context, p perception.Perception, img *image.RGBA) (bool, error) {
 	pm, err := p.PersonMask(ctx, img)
 	if err != nil {
 		return false, fmt.Errorf("garment: person mask: %w", err)

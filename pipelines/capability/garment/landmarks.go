@@ -6,7 +6,7 @@ import (
 	"image"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 // shape gives row/column queries on a binary mask.
@@ -65,7 +65,7 @@ func (s *shape) top(x int) int {
 	return -1
 }
 
-func pt(x, y float64) models.Point { return models.Point{X: x, Y: y} }
+func pt(x, y float64) perception.Point { return perception.Point{X: x, Y: y} }
 
 // classifyAndLandmark decides the kind of a flat-lay garment from its shape
 // and finds its landmarks.
@@ -110,10 +110,10 @@ func (s *shape) widthAt(y int) float64 {
 // legSplit looks for two legs: the centre column is off from the bottom up
 // to a crotch over at least a quarter of the height, with garment on both
 // sides of the gap.
-func (s *shape) legSplit() (models.Point, bool) {
+func (s *shape) legSplit() (perception.Point, bool) {
 	bb := s.bb
 	cx := int(math.Round(s.cx))
-	best := models.Point{}
+	best := perception.Point{}
 	bestY := bb.Max.Y
 	dx := max(2, bb.Dx()/25)
 	for x := cx - dx; x <= cx+dx; x++ {
@@ -161,12 +161,12 @@ func (s *shape) legSplit() (models.Point, bool) {
 	return best, left && right
 }
 
-func (s *shape) trouserLandmarks(crotch models.Point) map[string]models.Point {
+func (s *shape) trouserLandmarks(crotch perception.Point) map[string]perception.Point {
 	bb := s.bb
-	lm := map[string]models.Point{"crotch": crotch}
+	lm := map[string]perception.Point{"crotch": crotch}
 	// Waist: the top-left-most and top-right-most pixels of a top band.
 	band := max(3, bb.Dy()/30)
-	var wl, wr models.Point
+	var wl, wr perception.Point
 	bl, br := math.Inf(1), math.Inf(-1)
 	for y := bb.Min.Y; y < bb.Min.Y+band; y++ {
 		for x := bb.Min.X; x < bb.Max.X; x++ {
@@ -215,9 +215,9 @@ func (s *shape) trouserLandmarks(crotch models.Point) map[string]models.Point {
 	return lm
 }
 
-func (s *shape) skirtLandmarks() map[string]models.Point {
+func (s *shape) skirtLandmarks() map[string]perception.Point {
 	bb := s.bb
-	lm := map[string]models.Point{}
+	lm := map[string]perception.Point{}
 	yt := bb.Min.Y + 1
 	l, r, ok := s.run(yt, int(s.cx))
 	if !ok {
@@ -240,10 +240,10 @@ func (s *shape) skirtLandmarks() map[string]models.Point {
 // topLandmarks finds a top's landmarks from its silhouette. It returns the
 // landmarks, whether sleeves reach out from the body and whether the top
 // edge has a neckline dip.
-func (s *shape) topLandmarks(lab []Lab, w int) (map[string]models.Point, bool, bool) {
+func (s *shape) topLandmarks(lab []Lab, w int) (map[string]perception.Point, bool, bool) {
 	bb := s.bb
 	cx := int(math.Round(s.cx))
-	lm := map[string]models.Point{}
+	lm := map[string]perception.Point{}
 	hlP, hrP, bottom := s.hemCorners(cx)
 	lm["left_hem"], lm["right_hem"] = hlP, hrP
 	lm["hem_center"] = pt(float64(cx), float64(bottom))
@@ -306,7 +306,7 @@ const (
 // hemCorners returns the bottom-left-most and bottom-right-most pixels of
 // the body (the rows' runs containing the centre cx) in the bottom band,
 // and the body's bottom row at the centre.
-func (s *shape) hemCorners(cx int) (hlP, hrP models.Point, bottom int) {
+func (s *shape) hemCorners(cx int) (hlP, hrP perception.Point, bottom int) {
 	bb := s.bb
 	bottom = bb.Max.Y - 1
 	for bottom > bb.Min.Y && !s.on(cx, bottom) {
@@ -333,7 +333,7 @@ func (s *shape) hemCorners(cx int) (hlP, hrP models.Point, bottom int) {
 // (the runs containing the centre cx) below its outermost point, measured
 // from the line joining that point to the hem corner; false when the
 // outline does not dip in clearly (no sleeve sticks out).
-func (s *shape) underarm(cx int, hlP, hrP models.Point, bodyW float64, left bool) (models.Point, bool) {
+func (s *shape) underarm(cx int, hlP, hrP perception.Point, bodyW float64, left bool) (perception.Point, bool) {
 	type bp struct{ x, y float64 }
 	var curve []bp
 	for y := s.bb.Min.Y; y <= int(hlP.Y); y++ {
@@ -348,7 +348,7 @@ func (s *shape) underarm(cx int, hlP, hrP models.Point, bodyW float64, left bool
 		}
 	}
 	if len(curve) < 3 {
-		return models.Point{}, false
+		return perception.Point{}, false
 	}
 	ext := 0
 	for i, c := range curve {
@@ -364,7 +364,7 @@ func (s *shape) underarm(cx int, hlP, hrP models.Point, bodyW float64, left bool
 	dx, dy := hc.X-e.x, hc.Y-e.y
 	n := math.Hypot(dx, dy)
 	if n == 0 {
-		return models.Point{}, false
+		return perception.Point{}, false
 	}
 	best, bestD := -1, 0.0
 	for i := ext + 1; i < len(curve); i++ {
@@ -381,7 +381,7 @@ func (s *shape) underarm(cx int, hlP, hrP models.Point, bodyW float64, left bool
 		}
 	}
 	if best < 0 || bestD < minUnderarmDip*bodyW {
-		return models.Point{}, false
+		return perception.Point{}, false
 	}
 	return pt(curve[best].x, curve[best].y), true
 }
@@ -389,9 +389,9 @@ func (s *shape) underarm(cx int, hlP, hrP models.Point, bodyW float64, left bool
 // neckPoints sets the neck points (the highest top-edge points either
 // side of the centre cx) and the collar centre in lm, and says whether the
 // top edge has a neckline.
-func (s *shape) neckPoints(lab []Lab, w, cx int, bodyW float64, lm map[string]models.Point) bool {
+func (s *shape) neckPoints(lab []Lab, w, cx int, bodyW float64, lm map[string]perception.Point) bool {
 	bb := s.bb
-	neck := func(x0, x1 int) models.Point {
+	neck := func(x0, x1 int) perception.Point {
 		best := pt(float64(cx), float64(bb.Max.Y))
 		for x := x0; x <= x1; x++ {
 			if t := s.top(x); t >= 0 && float64(t) < best.Y {
@@ -476,7 +476,7 @@ func (s *shape) neckline(lab []Lab, w, cx int, topC, neckHalf float64) float64 {
 // sleeveEnd finds the midpoint of a sleeve's opening: sleeve pixels lie
 // outside the shoulder-underarm line; the cuff is the band farthest along
 // the sleeve's axis and its corners are the extremes across the axis.
-func (s *shape) sleeveEnd(sh, ua models.Point, left bool) (end, outer, inner models.Point) {
+func (s *shape) sleeveEnd(sh, ua perception.Point, left bool) (end, outer, inner perception.Point) {
 	// Outward normal of the line sh->ua.
 	dx, dy := ua.X-sh.X, ua.Y-sh.Y
 	nx, ny := dy, -dx
@@ -510,8 +510,8 @@ func (s *shape) sleeveEnd(sh, ua models.Point, left bool) (end, outer, inner mod
 	// shoulder-underarm line;
 	// the inner corner the one farthest from the shoulder among those well
 	// away from the outer corner.
-	far := func(from models.Point, away models.Point, minD float64) (models.Point, bool) {
-		best, bd := models.Point{}, -1.0
+	far := func(from perception.Point, away perception.Point, minD float64) (perception.Point, bool) {
+		best, bd := perception.Point{}, -1.0
 		for i := range px {
 			if math.Hypot(px[i]-away.X, py[i]-away.Y) < minD {
 				continue
@@ -522,7 +522,7 @@ func (s *shape) sleeveEnd(sh, ua models.Point, left bool) (end, outer, inner mod
 		}
 		return best, bd >= 0
 	}
-	outer, bp := models.Point{}, math.Inf(-1)
+	outer, bp := perception.Point{}, math.Inf(-1)
 	_ = bp
 	for i := range px {
 		if v := (px[i]-sh.X)*nx + (py[i]-sh.Y)*ny; v > bp {
@@ -542,31 +542,31 @@ func (s *shape) sleeveEnd(sh, ua models.Point, left bool) (end, outer, inner mod
 // clothes mask: shoulders at the mask's top above the shoulder joints, the
 // sleeve ends where the mask stops along each arm, the hem at the mask's
 // bottom.
-func wornLandmarks(ctx context.Context, p models.Perception, img *image.RGBA, g *Garment) error {
+func wornLandmarks(ctx context.Context, p perception.Perception, img *image.RGBA, g *Garment) error {
 	pose, err := p.Pose(ctx, img)
 	if err != nil {
 		return fmt.Errorf("garment: pose: %w", err)
 	}
 	kp := pose.Keypoints
 	s := newShape(g.Mask, g.BBox)
-	a, b := kp[models.KpRightShoulder], kp[models.KpLeftShoulder]
+	a, b := kp[perception.KpRightShoulder], kp[perception.KpLeftShoulder]
 	if a.X > b.X {
 		a, b = b, a
 	}
-	ea, eb := kp[models.KpRightElbow], kp[models.KpLeftElbow]
-	wa, wb := kp[models.KpRightWrist], kp[models.KpLeftWrist]
-	if kp[models.KpRightShoulder].X > kp[models.KpLeftShoulder].X {
+	ea, eb := kp[perception.KpRightElbow], kp[perception.KpLeftElbow]
+	wa, wb := kp[perception.KpRightWrist], kp[perception.KpLeftWrist]
+	if kp[perception.KpRightShoulder].X > kp[perception.KpLeftShoulder].X {
 		ea, eb, wa, wb = eb, ea, wb, wa
 	}
-	lm := map[string]models.Point{}
+	lm := map[string]perception.Point{}
 	lm["left_shoulder"], lm["right_shoulder"] = s.up(a), s.up(b)
 	tipL, tipR, tips := s.shoulderTips(a, b)
-	var underL, underR models.Point
+	var underL, underR perception.Point
 	if tips {
 		span := float64(tipR - tipL)
 		in := int(tipInset * span)
-		lm["left_shoulder"] = s.up(models.Keypoint{X: float64(tipL + in), Y: a.Y})
-		lm["right_shoulder"] = s.up(models.Keypoint{X: float64(tipR - in), Y: b.Y})
+		lm["left_shoulder"] = s.up(perception.Keypoint{X: float64(tipL + in), Y: a.Y})
+		lm["right_shoulder"] = s.up(perception.Keypoint{X: float64(tipR - in), Y: b.Y})
 		// The armpit of a worn tee: about half the span below the tips.
 		underL = pt(float64(tipL)+wornUnderarmIn*span, lm["left_shoulder"].Y+wornUnderarmDepth*span)
 		underR = pt(float64(tipR)-wornUnderarmIn*span, lm["right_shoulder"].Y+wornUnderarmDepth*span)
@@ -615,7 +615,7 @@ const (
 var tipLevels = []float64{0.08, 0.12, 0.16}
 
 // up climbs from a keypoint to the top of the garment mask above it.
-func (s *shape) up(k models.Keypoint) models.Point {
+func (s *shape) up(k perception.Keypoint) perception.Point {
 	x, y := int(k.X), int(k.Y)
 	for y > 0 && s.on(x, y-1) {
 		y--
@@ -630,7 +630,7 @@ func (s *shape) up(k models.Keypoint) models.Point {
 // sleeves hang down, gives the tips. Taking the joints would make the
 // garment's shoulder span too narrow, and the transfer would scale the
 // whole garment up (a boxy body, wide sleeves).
-func (s *shape) shoulderTips(a, b models.Keypoint) (tipL, tipR int, ok bool) {
+func (s *shape) shoulderTips(a, b perception.Keypoint) (tipL, tipR int, ok bool) {
 	jw := math.Abs(b.X - a.X)
 	cxi := int((a.X + b.X) / 2)
 	if jw <= 4 {
@@ -647,9 +647,9 @@ func (s *shape) shoulderTips(a, b models.Keypoint) (tipL, tipR int, ok bool) {
 
 // alongArm follows the arm (shoulder, elbow, wrist) on the garment mask
 // and returns the last point on it: the sleeve's end.
-func (s *shape) alongArm(sh, el, wr models.Keypoint) models.Point {
+func (s *shape) alongArm(sh, el, wr perception.Keypoint) perception.Point {
 	last := pt(sh.X, sh.Y)
-	for _, seg := range [][2]models.Keypoint{{sh, el}, {el, wr}} {
+	for _, seg := range [][2]perception.Keypoint{{sh, el}, {el, wr}} {
 		n := int(math.Hypot(seg[1].X-seg[0].X, seg[1].Y-seg[0].Y))
 		for i := 0; i <= n; i++ {
 			t := float64(i) / float64(max(n, 1))
@@ -666,10 +666,10 @@ func (s *shape) alongArm(sh, el, wr models.Keypoint) models.Point {
 
 // wornCuffs sets the cuff corners across each sleeve's end (shoulders a
 // and b, signed span sw).
-func wornCuffs(lm map[string]models.Point, a, b models.Keypoint, sw float64) {
+func wornCuffs(lm map[string]perception.Point, a, b perception.Keypoint, sw float64) {
 	for _, sd := range []struct {
 		name string
-		sh   models.Keypoint
+		sh   perception.Keypoint
 	}{{"left", a}, {"right", b}} {
 		e := lm[sd.name+"_sleeve_end"]
 		dx, dy := e.X-sd.sh.X, e.Y-sd.sh.Y
@@ -685,7 +685,7 @@ func wornCuffs(lm map[string]models.Point, a, b models.Keypoint, sw float64) {
 
 // wornHemAndNeck sets the hem corners and centre (the mask's bottom at
 // the centre cx) and the collar and neck points.
-func (s *shape) wornHemAndNeck(g *Garment, cx float64, a, b models.Keypoint, sw float64, lm map[string]models.Point) {
+func (s *shape) wornHemAndNeck(g *Garment, cx float64, a, b perception.Keypoint, sw float64, lm map[string]perception.Point) {
 	bottom := g.BBox.Max.Y - 1
 	for y := g.BBox.Max.Y - 1; y > g.BBox.Min.Y; y-- {
 		if s.on(int(cx), y) {

@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/raster"
 
 	xdraw "golang.org/x/image/draw"
@@ -20,7 +20,7 @@ import (
 // albedo (colour or pattern) is multiplied by it. seed 0 renders the spec
 // exactly; other seeds vary the shade slightly (up to ±3.5 L*, ±5° hue,
 // ±10% chroma) and the pattern's scale (±12%) and phase. The result has img's size, origin (0,0).
-func Dress(ctx context.Context, p models.Perception, img image.Image, spec Spec, seed int64) (*image.RGBA, error) {
+func Dress(ctx context.Context, p perception.Perception, img image.Image, spec Spec, seed int64) (*image.RGBA, error) {
 	src := raster.CopyRGBA(img)
 	r, err := FindRegions(ctx, p, src)
 	if err != nil {

@@ -1,7 +1,7 @@
 package recolour
 
 import (
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/raster"
 )
 
@@ -36,7 +36,7 @@ const (
 // small body inside the face, "shoulders" at the eyes and "hips" at the
 // mouth, which would put the waist above the top. Then the face box gives
 // them and no hand or shoe zone is known.
-func (r *Regions) frame(pose *models.Pose, face *models.Face, core *raster.Plane) zones {
+func (r *Regions) frame(pose *perception.Pose, face *perception.Face, core *raster.Plane) zones {
 	if face != nil {
 		r.faceGeometry(face)
 		return faceZones(face)
@@ -52,8 +52,8 @@ func (r *Regions) FramedByFace() bool { return r.faceFramed }
 // faceOverShoulders returns the detected face the pose's shoulders fall in
 // (above its lowest shoulderBandBelowChin), or nil when the pose's
 // shoulders are below every face, as on any upright person.
-func faceOverShoulders(pose *models.Pose, faces []models.Face) *models.Face {
-	ls, rs := pose.Keypoints[models.KpLeftShoulder], pose.Keypoints[models.KpRightShoulder]
+func faceOverShoulders(pose *perception.Pose, faces []perception.Face) *perception.Face {
+	ls, rs := pose.Keypoints[perception.KpLeftShoulder], pose.Keypoints[perception.KpRightShoulder]
 	x, y := (ls.X+rs.X)/2, (ls.Y+rs.Y)/2
 	for i := range faces {
 		b := faces[i].Box
@@ -67,7 +67,7 @@ func faceOverShoulders(pose *models.Pose, faces []models.Face) *models.Face {
 // faceGeometry derives the body frame from face f for an upright person:
 // the torso axis vertical, the shoulders and the waist at the proportions
 // above. A waist below the frame makes every garment in view the top.
-func (r *Regions) faceGeometry(f *models.Face) {
+func (r *Regions) faceGeometry(f *perception.Face) {
 	b := f.Box
 	fw, fh := b[2]-b[0], b[3]-b[1]
 	r.faceFramed, r.faceBox = true, b
@@ -80,7 +80,7 @@ func (r *Regions) faceGeometry(f *models.Face) {
 }
 
 // faceZones is the face zone of face f: a disc around its box's centre.
-func faceZones(f *models.Face) zones {
+func faceZones(f *perception.Face) zones {
 	b := f.Box
 	return zones{hf: []zoneDisc{{(b[0] + b[2]) / 2, (b[1] + b[3]) / 2, faceZoneRadius * max(b[2]-b[0], b[3]-b[1])}}}
 }

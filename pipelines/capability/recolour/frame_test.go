@@ -3,7 +3,7 @@ package recolour
 import (
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 // TestFaceOverShoulders: the pose's shoulders inside a face box (above its
@@ -11,25 +11,25 @@ import (
 // chin band, or beside the face, do not. Values are the pose model's and
 // the face detector's on the test photos.
 func TestFaceOverShoulders(t *testing.T) {
-	pose := func(lx, ly, rx, ry float64) *models.Pose {
-		p := &models.Pose{}
-		p.Keypoints[models.KpLeftShoulder] = models.Keypoint{X: lx, Y: ly, Visibility: 1}
-		p.Keypoints[models.KpRightShoulder] = models.Keypoint{X: rx, Y: ry, Visibility: 1}
+	pose := func(lx, ly, rx, ry float64) *perception.Pose {
+		p := &perception.Pose{}
+		p.Keypoints[perception.KpLeftShoulder] = perception.Keypoint{X: lx, Y: ly, Visibility: 1}
+		p.Keypoints[perception.KpRightShoulder] = perception.Keypoint{X: rx, Y: ry, Visibility: 1}
 		return p
 	}
 	cases := []struct {
 		name  string
-		pose  *models.Pose
-		faces []models.Face
+		pose  *perception.Pose
+		faces []perception.Face
 		want  bool
 	}{
-		{"portrait: shoulders at the eyes", pose(241, 297, 354, 314), []models.Face{{Box: [4]float64{161, 137, 503, 578}}}, true},
-		{"side view: shoulders in the hair", pose(190, 141, 286, 155), []models.Face{{Box: [4]float64{140, 90, 277, 285}}}, true},
-		{"full body: shoulders below the chin", pose(196, 248, 183, 254), []models.Face{{Box: [4]float64{169, 160, 229, 234}}}, false},
-		{"shoulders at the chin", pose(1026, 529, 621, 506), []models.Face{{Box: [4]float64{652, 102, 973, 517}}}, false},
-		{"in the lowest quarter", pose(100, 180, 120, 180), []models.Face{{Box: [4]float64{50, 0, 150, 200}}}, false},
-		{"beside the face", pose(300, 100, 340, 100), []models.Face{{Box: [4]float64{50, 0, 150, 200}}}, false},
-		{"second face", pose(300, 100, 340, 100), []models.Face{{Box: [4]float64{50, 0, 150, 200}}, {Box: [4]float64{250, 20, 400, 220}}}, true},
+		{"portrait: shoulders at the eyes", pose(241, 297, 354, 314), []perception.Face{{Box: [4]float64{161, 137, 503, 578}}}, true},
+		{"side view: shoulders in the hair", pose(190, 141, 286, 155), []perception.Face{{Box: [4]float64{140, 90, 277, 285}}}, true},
+		{"full body: shoulders below the chin", pose(196, 248, 183, 254), []perception.Face{{Box: [4]float64{169, 160, 229, 234}}}, false},
+		{"shoulders at the chin", pose(1026, 529, 621, 506), []perception.Face{{Box: [4]float64{652, 102, 973, 517}}}, false},
+		{"in the lowest quarter", pose(100, 180, 120, 180), []perception.Face{{Box: [4]float64{50, 0, 150, 200}}}, false},
+		{"beside the face", pose(300, 100, 340, 100), []perception.Face{{Box: [4]float64{50, 0, 150, 200}}}, false},
+		{"second face", pose(300, 100, 340, 100), []perception.Face{{Box: [4]float64{50, 0, 150, 200}}, {Box: [4]float64{250, 20, 400, 220}}}, true},
 		{"no face", pose(241, 297, 354, 314), nil, false},
 	}
 	for _, c := range cases {
@@ -55,7 +55,7 @@ func TestFaceGeometry(t *testing.T) {
 		{[4]float64{100, 50, 160, 130}, 1000, 130 + 2.3*80, true},
 	} {
 		r := &Regions{w: 700, h: c.h}
-		r.faceGeometry(&models.Face{Box: c.box})
+		r.faceGeometry(&perception.Face{Box: c.box})
 		if r.waistY != c.waistY || r.hipsInFrame != c.hipsInFrame || !r.FramedByFace() || r.upY != -1 {
 			t.Errorf("box %v: waist %.1f in frame %v framed %v up %v, want %.1f %v", c.box, r.waistY, r.hipsInFrame, r.FramedByFace(), r.upY, c.waistY, c.hipsInFrame)
 		}

@@ -7,7 +7,7 @@ import (
 	"math"
 	"slices"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/raster"
 )
 
@@ -86,7 +86,7 @@ func (m *labModel) dist(l, a, b float32) float32 {
 //     near the line by which garment's colour a pixel matches; when the hips
 //     are implausible (upper-body shots) the waist is put below the frame;
 //   - closing of small holes, then feathered edges.
-func FindRegions(ctx context.Context, p models.Perception, img *image.RGBA) (*Regions, error) {
+func FindRegions(ctx context.Context, p perception.Perception, img *image.RGBA) (*Regions, error) {
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	s, err := perceive(ctx, p, img)
 	if err != nil {
@@ -193,15 +193,15 @@ type regionWork struct {
 // seen is what the perception models report on one image: the pose, the
 // selfie person mask, the skin/clothes/hair parsing and the faces.
 type seen struct {
-	pose  *models.Pose
+	pose  *perception.Pose
 	sel   *image.Gray
-	parse *models.Parsing
-	faces []models.Face
+	parse *perception.Parsing
+	faces []perception.Face
 }
 
 // perceive runs the pose, person mask, parsing and face models and fails
 // with a NoPersonError when there is no person to dress.
-func perceive(ctx context.Context, p models.Perception, img *image.RGBA) (*seen, error) {
+func perceive(ctx context.Context, p perception.Perception, img *image.RGBA) (*seen, error) {
 	var s seen
 	var err error
 	if s.pose, err = p.Pose(ctx, img); err != nil {
@@ -228,7 +228,7 @@ func perceive(ctx context.Context, p models.Perception, img *image.RGBA) (*seen,
 	cover := float64(selArea) / float64(max(len(s.sel.Pix), 1))
 	kp := s.pose.Keypoints
 	if s.pose.Presence < minPresence || cover < minPersonCover ||
-		kp[models.KpLeftShoulder].Visibility < minShoulderVisibility && kp[models.KpRightShoulder].Visibility < minShoulderVisibility {
+		kp[perception.KpLeftShoulder].Visibility < minShoulderVisibility && kp[perception.KpRightShoulder].Visibility < minShoulderVisibility {
 		return nil, &NoPersonError{Presence: s.pose.Presence, Cover: cover}
 	}
 	return &s, nil
@@ -238,7 +238,7 @@ func perceive(ctx context.Context, p models.Perception, img *image.RGBA) (*seen,
 // into r.person, and returns the lenient person mask for the garments.
 // With noPoseMask (the pose's skeleton is wrong, see frame) the pose
 // model's mask, made for that skeleton, is left out.
-func (r *Regions) personPlanes(pose *models.Pose, sel *image.Gray, noPoseMask bool) *raster.Plane {
+func (r *Regions) personPlanes(pose *perception.Pose, sel *image.Gray, noPoseMask bool) *raster.Plane {
 	w, h := r.w, r.h
 	pm, ps := raster.MaskPlane(pose.Mask, w, h), raster.MaskPlane(sel, w, h)
 	if noPoseMask {
@@ -448,10 +448,10 @@ func (r *Regions) closeAndSplit(wk *regionWork, pTop *raster.Plane) {
 
 // geometry derives the waist, the torso axis and the body scale from the
 // pose, falling back to the clothes mask's extent where joints are missing.
-func (r *Regions) geometry(pose *models.Pose, core *raster.Plane) {
+func (r *Regions) geometry(pose *perception.Pose, core *raster.Plane) {
 	kp := pose.Keypoints
-	ls, rs := kp[models.KpLeftShoulder], kp[models.KpRightShoulder]
-	lh, rh := kp[models.KpLeftHip], kp[models.KpRightHip]
+	ls, rs := kp[perception.KpLeftShoulder], kp[perception.KpRightShoulder]
+	lh, rh := kp[perception.KpLeftHip], kp[perception.KpRightHip]
 	fw, fh := float64(r.w), float64(r.h)
 	if ls.Visibility < 0.3 || rs.Visibility < 0.3 {
 		// No shoulders: use the clothes extent, waist at 55% of it.
@@ -483,7 +483,7 @@ func (r *Regions) geometry(pose *models.Pose, core *raster.Plane) {
 		// level: with both wrists in view well below the shoulders, the hips
 		// are there; with the wrists out of the frame the photo is an
 		// upper-body crop and every garment in view is the top.
-		lw, rw := kp[models.KpLeftWrist], kp[models.KpRightWrist]
+		lw, rw := kp[perception.KpLeftWrist], kp[perception.KpRightWrist]
 		wy := (lw.Y + rw.Y) / 2
 		if lw.Visibility > 0.5 && rw.Visibility > 0.5 && wy > smy+1.2*r.shoulder && wy < fh {
 			hmx, hmy = smx, wy-0.1*r.shoulder
@@ -561,7 +561,7 @@ type zones struct {
 // wrists; hands from the wrist through the pinky, index and thumb knuckles,
 // extended to the fingertips; arms (where the skin model sees skin on an
 // arm, trust it); and, on plausible legs, the feet and shins.
-func zoneShapes(pose *models.Pose, sw float64, hipsOK bool) zones {
+func zoneShapes(pose *perception.Pose, sw float64, hipsOK bool) zones {
 	kp := pose.Keypoints
 	var z zones
 	for k := 0; k <= 10; k++ {
@@ -580,8 +580,8 @@ func zoneShapes(pose *models.Pose, sw float64, hipsOK bool) zones {
 			z.hands = append(z.hands, zoneSeg{wr.X, wr.Y, wr.X + fingerReach*(f.X-wr.X), wr.Y + fingerReach*(f.Y-wr.Y)})
 		}
 	}
-	for _, a := range [][2]int{{models.KpLeftShoulder, models.KpLeftElbow}, {models.KpLeftElbow, models.KpLeftWrist},
-		{models.KpRightShoulder, models.KpRightElbow}, {models.KpRightElbow, models.KpRightWrist}} {
+	for _, a := range [][2]int{{perception.KpLeftShoulder, perception.KpLeftElbow}, {perception.KpLeftElbow, perception.KpLeftWrist},
+		{perception.KpRightShoulder, perception.KpRightElbow}, {perception.KpRightElbow, perception.KpRightWrist}} {
 		p, q := kp[a[0]], kp[a[1]]
 		if p.Visibility > 0.5 && q.Visibility > 0.5 {
 			z.arms = append(z.arms, zoneSeg{p.X, p.Y, q.X, q.Y})
@@ -591,9 +591,9 @@ func zoneShapes(pose *models.Pose, sw float64, hipsOK bool) zones {
 		if !ok {
 			continue
 		}
-		kn, an := kp[models.KpLeftKnee+side], kp[models.KpLeftAnkle+side]
+		kn, an := kp[perception.KpLeftKnee+side], kp[perception.KpLeftAnkle+side]
 		z.shins = append(z.shins, zoneSeg{kn.X, kn.Y, an.X, an.Y})
-		for _, k := range []int{models.KpLeftAnkle + side, 29 + side, 31 + side} { // ankle, heel, foot index
+		for _, k := range []int{perception.KpLeftAnkle + side, 29 + side, 31 + side} { // ankle, heel, foot index
 			if kp[k].Visibility > 0.4 {
 				z.feet = append(z.feet, zoneDisc{kp[k].X, kp[k].Y, footDisc * sw})
 			}
@@ -656,14 +656,14 @@ func (z *zones) inShoes(fx, fy, sw float64) bool {
 // leg is usable: hips from the pose, hip, knee and ankle visible, and thigh
 // and shin of anatomically plausible length (the model invents legs below
 // the frame of upper-body crops).
-func legsPlausible(pose *models.Pose, sw float64, hipsOK bool) [2]bool {
+func legsPlausible(pose *perception.Pose, sw float64, hipsOK bool) [2]bool {
 	var ok [2]bool
 	if !hipsOK {
 		return ok
 	}
 	kp := pose.Keypoints
 	for side := range 2 {
-		hp, kn, an := kp[models.KpLeftHip+side], kp[models.KpLeftKnee+side], kp[models.KpLeftAnkle+side]
+		hp, kn, an := kp[perception.KpLeftHip+side], kp[perception.KpLeftKnee+side], kp[perception.KpLeftAnkle+side]
 		if hp.Visibility > 0.4 && kn.Visibility > 0.4 && an.Visibility > 0.4 {
 			ok[side] = math.Hypot(hp.X-kn.X, hp.Y-kn.Y) >= 0.8*sw && math.Hypot(kn.X-an.X, kn.Y-an.Y) >= 0.9*sw
 		}
@@ -675,14 +675,14 @@ func legsPlausible(pose *models.Pose, sw float64, hipsOK bool) [2]bool {
 // the first of two consecutive slices across the leg (from 0.35 of the
 // knee-ankle length on) in which most pixels are off the trousers' colour.
 // Below it, every pixel of the shoe zone near the leg's axis is marked off.
-func cutBelowHems(pose *models.Pose, shoes, off *raster.Plane, sw float64, hipsOK bool) {
+func cutBelowHems(pose *perception.Pose, shoes, off *raster.Plane, sw float64, hipsOK bool) {
 	kp := pose.Keypoints
 	w, h := off.W, off.H
 	for side, ok := range legsPlausible(pose, sw, hipsOK) {
 		if !ok {
 			continue
 		}
-		kn, an := kp[models.KpLeftKnee+side], kp[models.KpLeftAnkle+side]
+		kn, an := kp[perception.KpLeftKnee+side], kp[perception.KpLeftAnkle+side]
 		dx, dy := an.X-kn.X, an.Y-kn.Y
 		l := math.Hypot(dx, dy)
 		if l < 1 {

@@ -6,7 +6,7 @@ import (
 	"image"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/scene"
@@ -34,7 +34,7 @@ const (
 // PoseAgreement re-estimates the pose of out (greyed outside person and
 // its band, when person is not nil) and measures its agreement with
 // target, the skeleton the source was moved to (agreement).
-func PoseAgreement(ctx context.Context, p models.Perception, out *image.RGBA, person *image.Gray, band float64, source, target Skeleton) (pipelines.Check, error) {
+func PoseAgreement(ctx context.Context, p perception.Perception, out *image.RGBA, person *image.Gray, band float64, source, target Skeleton) (pipelines.Check, error) {
 	c, _, err := PoseAgreementMissed(ctx, p, out, person, band, source, target)
 	return c, err
 }
@@ -42,7 +42,7 @@ func PoseAgreement(ctx context.Context, p models.Perception, out *image.RGBA, pe
 // PoseAgreementMissed is PoseAgreement that also names the moved bones the
 // output does not show in the target's direction ("right forearm"), for a
 // failure's message.
-func PoseAgreementMissed(ctx context.Context, p models.Perception, out *image.RGBA, person *image.Gray, band float64, source, target Skeleton) (pipelines.Check, []string, error) {
+func PoseAgreementMissed(ctx context.Context, p perception.Perception, out *image.RGBA, person *image.Gray, band float64, source, target Skeleton) (pipelines.Check, []string, error) {
 	img := out
 	if person != nil {
 		img = scene.OnlySubject(out, body.BandAlpha(person, band))
@@ -99,13 +99,13 @@ func agreementMissed(got, source, target Skeleton, w, h int) (float64, int, []st
 
 // degBetween is the angle between two directions in degrees (180 when
 // either is zero).
-func degBetween(a, b models.Point) float64 {
+func degBetween(a, b perception.Point) float64 {
 	if norm(a) < 1e-9 || norm(b) < 1e-9 {
 		return 180
 	}
 	return math.Abs(wrapAngle(angle(a)-angle(b))) * 180 / math.Pi
 }
 
-func inFrame(p models.Point, w, h int) bool {
+func inFrame(p perception.Point, w, h int) bool {
 	return p.X >= 0 && p.Y >= 0 && p.X < float64(w) && p.Y < float64(h)
 }

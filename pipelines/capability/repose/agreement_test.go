@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/pipelinetest"
 )
 
@@ -41,8 +41,8 @@ func TestPoseAgreementFailsOnUnmovedPerson(t *testing.T) {
 
 // TestAgreement: synthetic skeletons (left arm 11-13-15 only).
 func TestAgreement(t *testing.T) {
-	pt := func(x, y float64) models.Point { return models.Point{X: x, Y: y} }
-	sk := func(elbow, wrist models.Point, known bool) Skeleton {
+	pt := func(x, y float64) perception.Point { return perception.Point{X: x, Y: y} }
+	sk := func(elbow, wrist perception.Point, known bool) Skeleton {
 		var s Skeleton
 		for i := range s.Joints {
 			s.Joints[i] = pt(50, 50)

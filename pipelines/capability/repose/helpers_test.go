@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/scene"
 	"fashiond/pipelines/pipelinetest"
 )
@@ -24,7 +24,7 @@ var (
 )
 
 // testScene returns the (cached) layers of a test image at working size.
-func testScene(t testing.TB, p models.Perception, rel string) *scene.Scene {
+func testScene(t testing.TB, p perception.Perception, rel string) *scene.Scene {
 	t.Helper()
 	sceneMu.Lock()
 	defer sceneMu.Unlock()
@@ -41,7 +41,7 @@ func testScene(t testing.TB, p models.Perception, rel string) *scene.Scene {
 }
 
 // measured runs the pose model on an output and returns its skeleton.
-func measured(t testing.TB, p models.Perception, img image.Image) Skeleton {
+func measured(t testing.TB, p perception.Perception, img image.Image) Skeleton {
 	t.Helper()
 	pose, err := p.Pose(context.Background(), img)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 	"image"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/scene"
 )
 
@@ -52,7 +52,7 @@ func SourceUsable(sc *scene.Scene) error {
 // TargetFromImage estimates the target skeleton from a template image with
 // the pose model. It fails when no person is found or too few body joints
 // are visible to define a pose.
-func TargetFromImage(ctx context.Context, p models.Perception, img image.Image) (Skeleton, error) {
+func TargetFromImage(ctx context.Context, p perception.Perception, img image.Image) (Skeleton, error) {
 	if p == nil {
 		return Skeleton{}, errors.New("no pose model")
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"fashiond/cv"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/pipelinetest"
 )
@@ -25,7 +25,7 @@ var goldenList string
 // geometry tests that need no models: shoulders at y=300, hips at y=600.
 func synthetic() Skeleton {
 	var s Skeleton
-	set := func(j int, x, y float64) { s.Joints[j] = models.Point{X: x, Y: y}; s.Known[j] = true }
+	set := func(j int, x, y float64) { s.Joints[j] = perception.Point{X: x, Y: y}; s.Known[j] = true }
 	set(0, 400, 200)
 	set(1, 410, 190)
 	set(2, 415, 190)
@@ -223,10 +223,10 @@ func TestRetargetKeepsSourceLengths(t *testing.T) {
 	// A target twice as big, elsewhere, with the right arm straight out.
 	tg := src
 	for i := range tg.Joints {
-		tg.Joints[i] = add(scale(tg.Joints[i], 2), models.Point{X: 1000, Y: 50})
+		tg.Joints[i] = add(scale(tg.Joints[i], 2), perception.Point{X: 1000, Y: 50})
 	}
-	tg.Joints[14] = add(tg.Joints[12], models.Point{X: -300})
-	tg.Joints[16] = add(tg.Joints[14], models.Point{X: -260})
+	tg.Joints[14] = add(tg.Joints[12], perception.Point{X: -300})
+	tg.Joints[16] = add(tg.Joints[14], perception.Point{X: -260})
 	tg.Known[27], tg.Known[28] = false, false
 	out := Retarget(tg, src)
 	if out.MidHip() != src.MidHip() {
@@ -255,7 +255,7 @@ func TestRetargetKeepsSourceLengths(t *testing.T) {
 // similarity: started from the five face-detector landmarks and from the
 // pose model's face keypoints measured on each image (each also turned by
 // ±8° and ±16°), refined by a local search (cv.AlignedSSIM); the best wins.
-func faceSSIM(t *testing.T, p models.Perception, src, out image.Image) float64 {
+func faceSSIM(t *testing.T, p perception.Perception, src, out image.Image) float64 {
 	t.Helper()
 	ctx := context.Background()
 	fs, err := p.Faces(ctx, src)
@@ -292,7 +292,7 @@ func faceSSIM(t *testing.T, p models.Perception, src, out image.Image) float64 {
 		inits = append(inits, m)
 	}
 	box := image.Rect(int(fs[0].Box[0]), int(fs[0].Box[1]), int(fs[0].Box[2]), int(fs[0].Box[3]))
-	c := models.Point{X: (fs[0].Box[0] + fs[0].Box[2]) / 2, Y: (fs[0].Box[1] + fs[0].Box[3]) / 2}
+	c := perception.Point{X: (fs[0].Box[0] + fs[0].Box[2]) / 2, Y: (fs[0].Box[1] + fs[0].Box[3]) / 2}
 	best := -1.0
 	for _, m := range inits {
 		for _, deg := range []float64{0, -8, 8, -16, 16} {
@@ -458,9 +458,9 @@ func FuzzTargetFromText(f *testing.F) {
 		f.Add(s)
 	}
 	src := synthetic()
-	var pose models.Pose
+	var pose perception.Pose
 	for i := range pose.Keypoints {
-		pose.Keypoints[i] = models.Keypoint{X: src.Joints[i].X, Y: src.Joints[i].Y, Visibility: 1}
+		pose.Keypoints[i] = perception.Keypoint{X: src.Joints[i].X, Y: src.Joints[i].Y, Visibility: 1}
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := TargetFromText(text, &pose)

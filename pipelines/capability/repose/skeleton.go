@@ -3,7 +3,7 @@ package repose
 import (
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 // Skeleton is a 2D body pose in image pixels: the 33 BlazePose joints with
@@ -11,7 +11,7 @@ import (
 // the same scale as x) and whether each joint is known. Unknown joints of a
 // target take the source's angles when retargeted.
 type Skeleton struct {
-	Joints [33]models.Point
+	Joints [33]perception.Point
 	Z      [33]float64
 	Known  [33]bool
 }
@@ -22,14 +22,14 @@ const minVisibility = 0.5
 // SkeletonFromPose converts a pose model result. A joint is known when its
 // visibility is at least 0.5 and it lies inside the w x h image (with a 2%
 // margin); w or h <= 0 skips the bounds test.
-func SkeletonFromPose(p *models.Pose, w, h int) Skeleton {
+func SkeletonFromPose(p *perception.Pose, w, h int) Skeleton {
 	var s Skeleton
 	if p == nil {
 		return s
 	}
 	mx, my := 0.02*float64(w), 0.02*float64(h)
 	for i, k := range p.Keypoints {
-		s.Joints[i] = models.Point{X: k.X, Y: k.Y}
+		s.Joints[i] = perception.Point{X: k.X, Y: k.Y}
 		s.Z[i] = k.Z
 		ok := k.Visibility >= minVisibility && !math.IsNaN(k.X) && !math.IsNaN(k.Y)
 		if ok && w > 0 && h > 0 {
@@ -49,23 +49,25 @@ func AllKnown(s Skeleton) Skeleton {
 	return s
 }
 
-func add(a, b models.Point) models.Point           { return models.Point{X: a.X + b.X, Y: a.Y + b.Y} }
-func sub(a, b models.Point) models.Point           { return models.Point{X: a.X - b.X, Y: a.Y - b.Y} }
-func scale(a models.Point, k float64) models.Point { return models.Point{X: a.X * k, Y: a.Y * k} }
-func mid(a, b models.Point) models.Point           { return scale(add(a, b), 0.5) }
-func norm(a models.Point) float64                  { return math.Hypot(a.X, a.Y) }
-func dot(a, b models.Point) float64                { return a.X*b.X + a.Y*b.Y }
-func angle(a models.Point) float64                 { return math.Atan2(a.Y, a.X) }
-func unit(a models.Point) models.Point {
+func add(a, b perception.Point) perception.Point { return perception.Point{X: a.X + b.X, Y: a.Y + b.Y} }
+func sub(a, b perception.Point) perception.Point { return perception.Point{X: a.X - b.X, Y: a.Y - b.Y} }
+func scale(a perception.Point, k float64) perception.Point {
+	return perception.Point{X: a.X * k, Y: a.Y * k}
+}
+func mid(a, b perception.Point) perception.Point { return scale(add(a, b), 0.5) }
+func norm(a perception.Point) float64            { return math.Hypot(a.X, a.Y) }
+func dot(a, b perception.Point) float64          { return a.X*b.X + a.Y*b.Y }
+func angle(a perception.Point) float64           { return math.Atan2(a.Y, a.X) }
+func unit(a perception.Point) perception.Point {
 	n := norm(a)
 	if n < 1e-9 {
-		return models.Point{}
+		return perception.Point{}
 	}
 	return scale(a, 1/n)
 }
-func rot(a models.Point, t float64) models.Point {
+func rot(a perception.Point, t float64) perception.Point {
 	c, s := math.Cos(t), math.Sin(t)
-	return models.Point{X: c*a.X - s*a.Y, Y: s*a.X + c*a.Y}
+	return perception.Point{X: c*a.X - s*a.Y, Y: s*a.X + c*a.Y}
 }
 func wrapAngle(t float64) float64 {
 	for t > math.Pi {
@@ -78,13 +80,13 @@ func wrapAngle(t float64) float64 {
 }
 
 // MidHip and MidShoulder are the skeleton's root and neck base.
-func (s Skeleton) MidHip() models.Point {
-	return mid(s.Joints[models.KpLeftHip], s.Joints[models.KpRightHip])
+func (s Skeleton) MidHip() perception.Point {
+	return mid(s.Joints[perception.KpLeftHip], s.Joints[perception.KpRightHip])
 }
 
 // MidShoulder is the midpoint of the shoulders.
-func (s Skeleton) MidShoulder() models.Point {
-	return mid(s.Joints[models.KpLeftShoulder], s.Joints[models.KpRightShoulder])
+func (s Skeleton) MidShoulder() perception.Point {
+	return mid(s.Joints[perception.KpLeftShoulder], s.Joints[perception.KpRightShoulder])
 }
 
 // TorsoSize is the distance from the mid-hip to the mid-shoulder, the unit
@@ -92,7 +94,7 @@ func (s Skeleton) MidShoulder() models.Point {
 func (s Skeleton) TorsoSize() float64 {
 	t := norm(sub(s.MidShoulder(), s.MidHip()))
 	if t < 1 {
-		t = norm(sub(s.Joints[models.KpLeftShoulder], s.Joints[models.KpRightShoulder]))
+		t = norm(sub(s.Joints[perception.KpLeftShoulder], s.Joints[perception.KpRightShoulder]))
 	}
 	return t
 }
@@ -100,7 +102,7 @@ func (s Skeleton) TorsoSize() float64 {
 // Facing is +1 when the person's left shoulder is on the image right (the
 // person faces the camera), -1 when seen from behind or mirrored.
 func (s Skeleton) Facing() float64 {
-	if s.Joints[models.KpLeftShoulder].X >= s.Joints[models.KpRightShoulder].X {
+	if s.Joints[perception.KpLeftShoulder].X >= s.Joints[perception.KpRightShoulder].X {
 		return 1
 	}
 	return -1
@@ -168,7 +170,7 @@ func Retarget(target, source Skeleton) Skeleton {
 		}
 		return true
 	}
-	delta := func(sa, sb, ta, tb models.Point) float64 {
+	delta := func(sa, sb, ta, tb perception.Point) float64 {
 		return wrapAngle(angle(sub(tb, ta)) - angle(sub(sb, sa)))
 	}
 	sHip, sSh := S.MidHip(), S.MidShoulder()
@@ -213,7 +215,7 @@ func Retarget(target, source Skeleton) Skeleton {
 		end := c[len(c)-1].child
 		// Hands and feet: one rigid rotation, from the target's mean
 		// extremity direction when known.
-		var sd, td models.Point
+		var sd, td perception.Point
 		nk := 0
 		for _, j := range ends {
 			sd = add(sd, sub(S.Joints[j], S.Joints[end]))

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 // What a source photo must show for re-posing, beyond SourceUsable: the
@@ -36,22 +36,22 @@ const (
 // torso is shorter than MinTorsoFaces face heights. Both mean the photo
 // shows a face, not a body: a head-and-shoulders portrait. No face, no
 // verdict (nil).
-func BodyBelowFace(pose *models.Pose, faces []models.Face) error {
+func BodyBelowFace(pose *perception.Pose, faces []perception.Face) error {
 	if pose == nil {
 		return nil
 	}
-	f, ok := subjectFace(pose.Keypoints[models.KpNose], faces)
+	f, ok := subjectFace(pose.Keypoints[perception.KpNose], faces)
 	if !ok {
 		return nil
 	}
 	k := pose.Keypoints
-	for _, j := range []int{models.KpLeftShoulder, models.KpRightShoulder} {
+	for _, j := range []int{perception.KpLeftShoulder, perception.KpRightShoulder} {
 		if inBox(k[j].X, k[j].Y, f.Box) {
 			return errors.New("the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face")
 		}
 	}
-	sh := models.Point{X: (k[11].X + k[12].X) / 2, Y: (k[11].Y + k[12].Y) / 2}
-	hip := models.Point{X: (k[23].X + k[24].X) / 2, Y: (k[23].Y + k[24].Y) / 2}
+	sh := perception.Point{X: (k[11].X + k[12].X) / 2, Y: (k[11].Y + k[12].Y) / 2}
+	hip := perception.Point{X: (k[23].X + k[24].X) / 2, Y: (k[23].Y + k[24].Y) / 2}
 	torso, fh := norm(sub(sh, hip)), f.Box[3]-f.Box[1]
 	if fh > 0 && torso < MinTorsoFaces*fh {
 		return fmt.Errorf("the body is not in the photo: the torso the pose model finds (%.0f px) is shorter than %.1f face heights (the face is %.0f px tall), so its skeleton lies on the head (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face", torso, MinTorsoFaces, fh)
@@ -61,7 +61,7 @@ func BodyBelowFace(pose *models.Pose, faces []models.Face) error {
 
 // subjectFace is the face whose box holds p, else the face whose box
 // centre is nearest to p; false when there is no face.
-func subjectFace(p models.Keypoint, faces []models.Face) (models.Face, bool) {
+func subjectFace(p perception.Keypoint, faces []perception.Face) (perception.Face, bool) {
 	best, bd := -1, math.Inf(1)
 	for i, f := range faces {
 		if inBox(p.X, p.Y, f.Box) {
@@ -72,7 +72,7 @@ func subjectFace(p models.Keypoint, faces []models.Face) (models.Face, bool) {
 		}
 	}
 	if best < 0 {
-		return models.Face{}, false
+		return perception.Face{}, false
 	}
 	return faces[best], true
 }
@@ -84,8 +84,8 @@ var armJoints = []struct {
 	name               string
 	shoulder, elb, wri int
 }{
-	{"left", models.KpLeftShoulder, models.KpLeftElbow, models.KpLeftWrist},
-	{"right", models.KpRightShoulder, models.KpRightElbow, models.KpRightWrist},
+	{"left", perception.KpLeftShoulder, perception.KpLeftElbow, perception.KpLeftWrist},
+	{"right", perception.KpRightShoulder, perception.KpRightElbow, perception.KpRightWrist},
 }
 
 // MovedArmsVisible says why target cannot be reached from the photo (nil
@@ -95,7 +95,7 @@ var armJoints = []struct {
 // MinArmVisibility on pose, the source photo's pose: the arm is hidden
 // (behind an animal, an object, the body) or outside the frame, and
 // re-posing would move whatever pixels lie where the model guesses it.
-func MovedArmsVisible(pose *models.Pose, source, target Skeleton) error {
+func MovedArmsVisible(pose *perception.Pose, source, target Skeleton) error {
 	if pose == nil {
 		return nil
 	}

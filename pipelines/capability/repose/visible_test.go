@@ -4,15 +4,15 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 // poseOf is the pose model result of skeleton s with every joint's
 // visibility vis, except those set in low.
-func poseOf(s Skeleton, vis float64, low map[int]float64) *models.Pose {
-	p := &models.Pose{Presence: 1}
+func poseOf(s Skeleton, vis float64, low map[int]float64) *perception.Pose {
+	p := &perception.Pose{Presence: 1}
 	for i, j := range s.Joints {
-		p.Keypoints[i] = models.Keypoint{X: j.X, Y: j.Y, Visibility: vis}
+		p.Keypoints[i] = perception.Keypoint{X: j.X, Y: j.Y, Visibility: vis}
 		if v, ok := low[i]; ok {
 			p.Keypoints[i].Visibility = v
 		}
@@ -28,16 +28,16 @@ func TestBodyBelowFace(t *testing.T) {
 	pose := poseOf(synthetic(), 1, nil)
 	for _, c := range []struct {
 		name  string
-		faces []models.Face
+		faces []perception.Face
 		err   string
 	}{
-		{"usual face", []models.Face{{Box: [4]float64{360, 150, 440, 250}}}, ""},
+		{"usual face", []perception.Face{{Box: [4]float64{360, 150, 440, 250}}}, ""},
 		{"no face", nil, ""},
-		{"face holding a shoulder", []models.Face{{Box: [4]float64{300, 100, 500, 310}}}, "puts the shoulders on the face"},
-		{"torso 300 px under a 340 px face", []models.Face{{Box: [4]float64{340, 0, 460, 340}}}, "the torso the pose model finds (300 px) is shorter than 0.9 face heights (the face is 340 px tall)"},
-		{"torso 300 px under a 330 px face passes", []models.Face{{Box: [4]float64{340, 0, 460, 330}}}, ""},
-		{"a neighbour's face on a shoulder is not the subject's", []models.Face{{Box: [4]float64{460, 260, 560, 400}}, {Box: [4]float64{360, 150, 440, 250}}}, ""},
-		{"else the nearest face", []models.Face{{Box: [4]float64{900, 0, 1000, 500}}, {Box: [4]float64{300, 230, 500, 310}}}, "puts the shoulders on the face"},
+		{"face holding a shoulder", []perception.Face{{Box: [4]float64{300, 100, 500, 310}}}, "puts the shoulders on the face"},
+		{"torso 300 px under a 340 px face", []perception.Face{{Box: [4]float64{340, 0, 460, 340}}}, "the torso the pose model finds (300 px) is shorter than 0.9 face heights (the face is 340 px tall)"},
+		{"torso 300 px under a 330 px face passes", []perception.Face{{Box: [4]float64{340, 0, 460, 330}}}, ""},
+		{"a neighbour's face on a shoulder is not the subject's", []perception.Face{{Box: [4]float64{460, 260, 560, 400}}, {Box: [4]float64{360, 150, 440, 250}}}, ""},
+		{"else the nearest face", []perception.Face{{Box: [4]float64{900, 0, 1000, 500}}, {Box: [4]float64{300, 230, 500, 310}}}, "puts the shoulders on the face"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := BodyBelowFace(pose, c.faces)
@@ -60,12 +60,12 @@ func TestMovedArmsVisible(t *testing.T) {
 		err  string
 	}{
 		{"arms raised", nil, ""},
-		{"arms raised", map[int]float64{models.KpLeftElbow: 0.06, models.KpLeftWrist: 0.18}, "moves the person's left arm, which the photo does not show (the pose model sees its elbow with visibility 0.06, below 0.3"},
-		{"arms raised", map[int]float64{models.KpRightWrist: 0.29}, "moves the person's right arm, which the photo does not show (the pose model sees its wrist with visibility 0.29"},
-		{"arms raised", map[int]float64{models.KpRightWrist: 0.3}, ""},
-		{"right arm raised", map[int]float64{models.KpLeftElbow: 0.06}, ""},
-		{"right arm raised", map[int]float64{models.KpRightElbow: 0.1}, "right arm"},
-		{"arms down", map[int]float64{models.KpLeftElbow: 0.06, models.KpRightElbow: 0.06}, ""},
+		{"arms raised", map[int]float64{perception.KpLeftElbow: 0.06, perception.KpLeftWrist: 0.18}, "moves the person's left arm, which the photo does not show (the pose model sees its elbow with visibility 0.06, below 0.3"},
+		{"arms raised", map[int]float64{perception.KpRightWrist: 0.29}, "moves the person's right arm, which the photo does not show (the pose model sees its wrist with visibility 0.29"},
+		{"arms raised", map[int]float64{perception.KpRightWrist: 0.3}, ""},
+		{"right arm raised", map[int]float64{perception.KpLeftElbow: 0.06}, ""},
+		{"right arm raised", map[int]float64{perception.KpRightElbow: 0.1}, "right arm"},
+		{"arms down", map[int]float64{perception.KpLeftElbow: 0.06, perception.KpRightElbow: 0.06}, ""},
 	} {
 		t.Run(c.text, func(t *testing.T) {
 			pp, err := ParsePoseText(c.text)

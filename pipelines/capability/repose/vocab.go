@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/spec"
 )
 
@@ -39,7 +39,7 @@ const (
 // mid-shoulder, left points to the person's left shoulder side.
 type frame struct {
 	src           Skeleton
-	up, left      models.Point
+	up, left      perception.Point
 	spine, sw, hw float64
 }
 
@@ -54,7 +54,7 @@ func newFrame(s Skeleton) (frame, error) {
 	}
 	f.up = unit(sub(sh, hip))
 	// Perpendicular to up, on the left shoulder's side.
-	l := models.Point{X: -f.up.Y, Y: f.up.X}
+	l := perception.Point{X: -f.up.Y, Y: f.up.X}
 	if dot(l, sub(s.Joints[11], s.Joints[12])) < 0 {
 		l = scale(l, -1)
 	}
@@ -64,12 +64,12 @@ func newFrame(s Skeleton) (frame, error) {
 
 // dir is a unit direction with `out` along the side's outward lateral axis
 // (away from the body's centre line) and `up` along the body's up axis.
-func (f frame) dir(side int, out, up float64) models.Point {
+func (f frame) dir(side int, out, up float64) perception.Point {
 	return unit(add(scale(f.left, out*float64(side)), scale(f.up, up)))
 }
 
 // outward is the side's outward lateral unit vector.
-func (f frame) outward(side int) models.Point { return scale(f.left, float64(side)) }
+func (f frame) outward(side int) perception.Point { return scale(f.left, float64(side)) }
 
 // limb joint indices per side.
 type limbIdx struct{ root, mid, end int }
@@ -104,7 +104,7 @@ func extremities(end int) []int {
 
 // placeLimb sets the mid and end joints of a limb from new positions and
 // carries the extremities rigidly with the end bone.
-func placeLimb(f frame, t *Skeleton, l limbIdx, midP, endP models.Point, z float64) {
+func placeLimb(f frame, t *Skeleton, l limbIdx, midP, endP perception.Point, z float64) {
 	s := f.src
 	oldMid, oldEnd := t.Joints[l.mid], t.Joints[l.end]
 	d := wrapAngle(angle(sub(endP, midP)) - angle(sub(oldEnd, oldMid)))
@@ -118,7 +118,7 @@ func placeLimb(f frame, t *Skeleton, l limbIdx, midP, endP models.Point, z float
 }
 
 // limbDirs poses a limb from two directions, keeping the source lengths.
-func limbDirs(f frame, t *Skeleton, l limbIdx, d1, d2 models.Point, z float64) {
+func limbDirs(f frame, t *Skeleton, l limbIdx, d1, d2 perception.Point, z float64) {
 	s := f.src
 	a := norm(sub(s.Joints[l.mid], s.Joints[l.root]))
 	b := norm(sub(s.Joints[l.end], s.Joints[l.mid]))
@@ -128,7 +128,7 @@ func limbDirs(f frame, t *Skeleton, l limbIdx, d1, d2 models.Point, z float64) {
 
 // limbIK poses a two-bone limb so that its end reaches target (as near as
 // the source lengths allow), bending the middle joint towards pref.
-func limbIK(f frame, t *Skeleton, l limbIdx, target, pref models.Point, z float64) {
+func limbIK(f frame, t *Skeleton, l limbIdx, target, pref perception.Point, z float64) {
 	s := f.src
 	a := norm(sub(s.Joints[l.mid], s.Joints[l.root]))
 	b := norm(sub(s.Joints[l.end], s.Joints[l.mid]))
@@ -154,7 +154,7 @@ func limbIK(f frame, t *Skeleton, l limbIdx, target, pref models.Point, z float6
 }
 
 // headCentre is the mean of the ears.
-func headCentre(t *Skeleton) (models.Point, float64) {
+func headCentre(t *Skeleton) (perception.Point, float64) {
 	return mid(t.Joints[7], t.Joints[8]), (t.Z[7] + t.Z[8]) / 2
 }
 
@@ -273,7 +273,7 @@ func legDirs(prio int, out1, up1, out2, up2, z float64) func(side int) effect {
 
 // armTo reaches a point given by target(f, t, side), elbow bent outward
 // (and down when down is true).
-func armTo(z float64, down bool, target func(f frame, t *Skeleton, side int) models.Point) func(side int) effect {
+func armTo(z float64, down bool, target func(f frame, t *Skeleton, side int) perception.Point) func(side int) effect {
 	return func(side int) effect {
 		return arm(side, func(f frame, t *Skeleton, l limbIdx, side int) {
 			pref := f.outward(side)
@@ -290,7 +290,7 @@ func armTo(z float64, down bool, target func(f frame, t *Skeleton, side int) mod
 // which no body has): the hip is then lowered along the body so that the
 // shoulder-to-hip distance is 1.5 shoulder widths, where such photos show
 // the waist.
-func hipSide(f frame, t *Skeleton, side int) models.Point {
+func hipSide(f frame, t *Skeleton, side int) perception.Point {
 	p := t.Joints[legOf(side).root]
 	if short := 1.5*f.sw - f.spine; short > 0 {
 		p = add(p, scale(f.up, -short))
@@ -298,7 +298,7 @@ func hipSide(f frame, t *Skeleton, side int) models.Point {
 	return p
 }
 
-func chin(t *Skeleton) models.Point {
+func chin(t *Skeleton) perception.Point {
 	m := mid(t.Joints[9], t.Joints[10])
 	return add(m, scale(sub(m, t.Joints[0]), 1.3))
 }
@@ -313,12 +313,12 @@ var vocabulary = []entry{
 		}},
 	{Name: "hands on hips", Phrases: []string{"hands on hips", "hands on her hips", "hands on his hips", "hands on the hips", "hands on waist", "hands on her waist", "hands on his waist", "akimbo", "arms akimbo"},
 		Doc: "both hands on the waist, elbows out",
-		effects: both(armTo(0, false, func(f frame, t *Skeleton, side int) models.Point {
+		effects: both(armTo(0, false, func(f frame, t *Skeleton, side int) perception.Point {
 			return add(add(hipSide(f, t, side), scale(f.up, 0.18*f.spine)), scale(f.outward(side), 0.5*f.hw))
 		}))},
 	{Name: "hand on hip", Phrases: []string{"hand on hip", "hand on her hip", "hand on his hip", "hand on the hip", "hand on {side} hip", "hand on her {side} hip", "hand on his {side} hip", "hand on waist", "one hand on hip"},
 		Sided: true, DefSide: sideLeft, Doc: "one hand on the waist, elbow out (default: left)",
-		effects: one(armTo(0, false, func(f frame, t *Skeleton, side int) models.Point {
+		effects: one(armTo(0, false, func(f frame, t *Skeleton, side int) perception.Point {
 			return add(add(hipSide(f, t, side), scale(f.up, 0.18*f.spine)), scale(f.outward(side), 0.5*f.hw))
 		}))},
 	{Name: "arms raised", Phrases: []string{"arms raised", "raised arms", "raising arms", "raising her arms", "raising his arms", "arms up", "hands up", "arms in the air", "hands in the air", "arms overhead", "arms above head", "hands above head", "both arms raised", "both arms up", "victory pose", "celebrating"},
@@ -344,7 +344,7 @@ var vocabulary = []entry{
 		effects: one(armDirs(1, 0.18, 1, 0.22, 0))},
 	{Name: "hand on chin", Phrases: []string{"hand on chin", "hand on her chin", "hand on his chin", "hand under chin", "chin in hand", "thinking", "thoughtful", "pensive", "hand to chin"},
 		Sided: true, DefSide: sideRight, Doc: "one hand at the chin, elbow down (default: right)",
-		effects: one(armTo(-0.4*f0, true, func(f frame, t *Skeleton, side int) models.Point {
+		effects: one(armTo(-0.4*f0, true, func(f frame, t *Skeleton, side int) perception.Point {
 			// The wrist sits below the chin so that the hand reaches it.
 			l := armOf(side)
 			hand := 0.0
@@ -355,29 +355,29 @@ var vocabulary = []entry{
 		}))},
 	{Name: "hands on head", Phrases: []string{"hands on head", "hands on her head", "hands on his head", "hands behind head", "hands behind her head", "hands behind his head", "hands behind the head", "hands in hair", "hands in her hair"},
 		Doc: "both hands on top of the head, elbows out",
-		effects: both(armTo(0.15*f0, false, func(f frame, t *Skeleton, side int) models.Point {
+		effects: both(armTo(0.15*f0, false, func(f frame, t *Skeleton, side int) perception.Point {
 			c, _ := headCentre(t)
 			e := norm(sub(t.Joints[7], t.Joints[8]))
 			return add(add(c, scale(f.up, 0.75*e)), scale(f.outward(side), 0.35*e))
 		}))},
 	{Name: "hand in pocket", Phrases: []string{"hand in pocket", "hand in her pocket", "hand in his pocket", "hand in the pocket", "hand in {side} pocket", "one hand in pocket", "hand in her {side} pocket", "hand in his {side} pocket"},
 		Sided: true, DefSide: sideLeft, Doc: "one hand at the front trouser pocket (default: left)",
-		effects: one(armTo(-0.1*f0, false, func(f frame, t *Skeleton, side int) models.Point {
+		effects: one(armTo(-0.1*f0, false, func(f frame, t *Skeleton, side int) perception.Point {
 			return add(add(hipSide(f, t, side), scale(f.up, -0.1*f.spine)), scale(f.outward(side), -0.05*f.hw))
 		}))},
 	{Name: "hands in pockets", Phrases: []string{"hands in pockets", "hands in her pockets", "hands in his pockets", "hands in the pockets", "both hands in pockets"},
 		Doc: "both hands at the front pockets",
-		effects: both(armTo(-0.1*f0, false, func(f frame, t *Skeleton, side int) models.Point {
+		effects: both(armTo(-0.1*f0, false, func(f frame, t *Skeleton, side int) perception.Point {
 			return add(add(hipSide(f, t, side), scale(f.up, -0.1*f.spine)), scale(f.outward(side), -0.05*f.hw))
 		}))},
 	{Name: "arms behind back", Phrases: []string{"arms behind back", "arms behind her back", "arms behind his back", "hands behind back", "hands behind her back", "hands behind his back", "arms behind the back", "hands behind the back"},
 		Doc: "both hands behind the lower back (drawn behind the body)",
-		effects: both(armTo(1.5*f0, false, func(f frame, t *Skeleton, side int) models.Point {
+		effects: both(armTo(1.5*f0, false, func(f frame, t *Skeleton, side int) perception.Point {
 			return add(add(t.MidHip(), scale(f.up, 0.22*f.spine)), scale(f.outward(side), 0.12*f.hw))
 		}))},
 	{Name: "hands clasped", Phrases: []string{"hands clasped", "clasped hands", "hands together", "holding hands together", "hands folded", "folded hands"},
 		Doc: "both hands together in front of the belly",
-		effects: both(armTo(-0.3*f0, false, func(f frame, t *Skeleton, side int) models.Point {
+		effects: both(armTo(-0.3*f0, false, func(f frame, t *Skeleton, side int) perception.Point {
 			return add(add(t.MidHip(), scale(f.up, 0.12*f.spine)), scale(f.outward(side), 0.03*f.hw))
 		}))},
 	{Name: "flexing", Phrases: []string{"flexing", "flexing arms", "flexing biceps", "showing biceps", "muscle pose", "strongman"},
@@ -662,7 +662,7 @@ func matchAt(toks []string, used []bool, i int, words []string) (int, bool) {
 // TargetFromText builds the target skeleton for a custom pose text on the
 // source pose: the source skeleton with the parts the text names moved
 // (source bone lengths kept). Parts the text does not name stay as they are.
-func TargetFromText(text string, src *models.Pose) (Skeleton, error) {
+func TargetFromText(text string, src *perception.Pose) (Skeleton, error) {
 	pp, err := ParsePoseText(text)
 	if err != nil {
 		return Skeleton{}, err

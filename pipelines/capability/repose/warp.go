@@ -8,7 +8,7 @@ import (
 	"sort"
 
 	"fashiond/cv"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/scene"
 )
 
@@ -22,19 +22,19 @@ import (
 
 // bone is one skinning bone in source space with its source-to-target map.
 type bone struct {
-	a, b models.Point   // segment (source)
-	poly []models.Point // torso quad instead of a segment
-	r    float64        // capsule radius: distances are divided by it
-	part int            // partBody, or the limb it belongs to
-	hand bool           // the hand bone of an arm
-	xf   [6]float64     // source -> target affine [a b c; d e f]
+	a, b perception.Point   // segment (source)
+	poly []perception.Point // torso quad instead of a segment
+	r    float64            // capsule radius: distances are divided by it
+	part int                // partBody, or the limb it belongs to
+	hand bool               // the hand bone of an arm
+	xf   [6]float64         // source -> target affine [a b c; d e f]
 }
 
-func apply(m [6]float64, p models.Point) models.Point {
-	return models.Point{X: m[0]*p.X + m[1]*p.Y + m[2], Y: m[3]*p.X + m[4]*p.Y + m[5]}
+func apply(m [6]float64, p perception.Point) perception.Point {
+	return perception.Point{X: m[0]*p.X + m[1]*p.Y + m[2], Y: m[3]*p.X + m[4]*p.Y + m[5]}
 }
 
-func segDist(p, a, b models.Point) float64 {
+func segDist(p, a, b perception.Point) float64 {
 	ab := sub(b, a)
 	l2 := dot(ab, ab)
 	t := 0.0
@@ -45,7 +45,7 @@ func segDist(p, a, b models.Point) float64 {
 	return math.Sqrt(dx*dx + dy*dy)
 }
 
-func polyDist(p models.Point, poly []models.Point) float64 {
+func polyDist(p perception.Point, poly []perception.Point) float64 {
 	inside := false
 	d := math.Inf(1)
 	n := len(poly)
@@ -63,7 +63,7 @@ func polyDist(p models.Point, poly []models.Point) float64 {
 }
 
 // score is the distance to the bone in radii.
-func (b *bone) score(p models.Point) float64 {
+func (b *bone) score(p perception.Point) float64 {
 	if b.poly != nil {
 		// Inside the torso a limb's core (score < 0.7) still wins: an arm
 		// lying across the chest belongs to the arm.
@@ -73,7 +73,7 @@ func (b *bone) score(p models.Point) float64 {
 }
 
 // similarity2 maps a->a2 and b->b2 exactly (rotation, scale, translation).
-func similarity2(a, b, a2, b2 models.Point) [6]float64 {
+func similarity2(a, b, a2, b2 perception.Point) [6]float64 {
 	m, err := cv.SimilarityFromPointsF([][2]float64{{a.X, a.Y}, {b.X, b.Y}}, [][2]float64{{a2.X, a2.Y}, {b2.X, b2.Y}})
 	if err != nil {
 		t := sub(a2, a)
@@ -85,7 +85,7 @@ func similarity2(a, b, a2, b2 models.Point) [6]float64 {
 // affineLSQ fits a general affine map by least squares; when the points are
 // nearly collinear, or the fit distorts more than 2x, it falls back to the
 // best similarity.
-func affineLSQ(src, dst []models.Point) [6]float64 {
+func affineLSQ(src, dst []perception.Point) [6]float64 {
 	fs := make([][2]float64, len(src))
 	fd := make([][2]float64, len(dst))
 	for i := range src {
@@ -97,7 +97,7 @@ func affineLSQ(src, dst []models.Point) [6]float64 {
 		sim = [6]float64{1, 0, 0, 0, 1, 0}
 	}
 	n := float64(len(src))
-	var mx, my models.Point
+	var mx, my perception.Point
 	for i := range src {
 		mx = add(mx, src[i])
 		my = add(my, dst[i])
@@ -145,7 +145,7 @@ func buildBones(S, O Skeleton, rel reliability) []bone {
 	J, T := S.Joints, O.Joints
 	var bs []bone
 	quad := []int{11, 12, 24, 23}
-	var qs, qt []models.Point
+	var qs, qt []perception.Point
 	for _, j := range quad {
 		qs = append(qs, J[j])
 		qt = append(qt, T[j])
@@ -161,7 +161,7 @@ func buildBones(S, O Skeleton, rel reliability) []bone {
 	} else if !rel.thigh[0] || !rel.thigh[1] {
 		ext = 0.3
 	}
-	poly := append([]models.Point(nil), qs...)
+	poly := append([]perception.Point(nil), qs...)
 	// The shoulder joints sit inside the upper arms: pull the quad's top
 	// in a little. The waist is wider than the hip joints.
 	in := scale(unit(sub(qs[1], qs[0])), 0.08*sw)
@@ -172,8 +172,8 @@ func buildBones(S, O Skeleton, rel reliability) []bone {
 	poly[3] = add(add(poly[3], out), scale(down, ext*spine))
 	bs = append(bs, bone{poly: poly, r: 0.16 * U, xf: xf})
 	// Head: a capsule from the neck to above the face.
-	var fs, ft []models.Point
-	var hc models.Point
+	var fs, ft []perception.Point
+	var hc perception.Point
 	for _, j := range faceJoints {
 		fs = append(fs, J[j])
 		ft = append(ft, T[j])
@@ -189,7 +189,7 @@ func buildBones(S, O Skeleton, rel reliability) []bone {
 		bs = append(bs, bone{a: J[a], b: J[b], r: r * U, part: side, xf: similarity2(J[a], J[b], T[a], T[b])})
 	}
 	handEnd := func(w int, ends []int, side int) {
-		var c, ct models.Point
+		var c, ct perception.Point
 		for _, j := range ends {
 			c = add(c, J[j])
 			ct = add(ct, T[j])
@@ -225,7 +225,7 @@ func buildBones(S, O Skeleton, rel reliability) []bone {
 // that would drag the clothes around; their bones are left out.
 type reliability struct{ thigh, shin, foot [2]bool }
 
-func legReliability(p *models.Pose, S Skeleton) reliability {
+func legReliability(p *perception.Pose, S Skeleton) reliability {
 	var r reliability
 	spine := norm(sub(S.MidShoulder(), S.MidHip()))
 	k := p.Keypoints
@@ -291,7 +291,7 @@ type Rendered struct {
 // (retargeted to the source's bone lengths, anchored at the hips) by a
 // skeleton-driven mesh warp, over src.Background. p runs the pose model when
 // src carries no pose.
-func Repose(ctx context.Context, p models.Perception, src *scene.Scene, target Skeleton) (*image.RGBA, error) {
+func Repose(ctx context.Context, p perception.Perception, src *scene.Scene, target Skeleton) (*image.RGBA, error) {
 	r, err := ReposeDetail(ctx, p, src, target)
 	if err != nil {
 		return nil, err
@@ -301,7 +301,7 @@ func Repose(ctx context.Context, p models.Perception, src *scene.Scene, target S
 
 // ReposeDetail is Repose that also returns the person's alpha and the
 // retargeted skeleton.
-func ReposeDetail(ctx context.Context, p models.Perception, src *scene.Scene, target Skeleton) (*Rendered, error) {
+func ReposeDetail(ctx context.Context, p perception.Perception, src *scene.Scene, target Skeleton) (*Rendered, error) {
 	r, err := NewReposer(ctx, p, src)
 	if err != nil {
 		return nil, err
@@ -323,7 +323,7 @@ type Reposer struct {
 
 // NewReposer prepares src for re-posing. p runs the pose model when src
 // carries no pose and the skin parsing that assigns bare hands to arms.
-func NewReposer(ctx context.Context, p models.Perception, src *scene.Scene) (*Reposer, error) {
+func NewReposer(ctx context.Context, p perception.Perception, src *scene.Scene) (*Reposer, error) {
 	if src == nil || src.Image == nil || src.PersonMask == nil || src.Background == nil {
 		return nil, errors.New("no scene to re-pose")
 	}
@@ -429,7 +429,7 @@ const (
 
 // bestScores fills best with each part's lowest bone score at p, and
 // byHand with whether that bone is a hand; it returns the best part.
-func bestScores(bones []bone, p models.Point, best *[nParts]float64, byHand *[nParts]bool) int {
+func bestScores(bones []bone, p perception.Point, best *[nParts]float64, byHand *[nParts]bool) int {
 	for k := range best {
 		best[k] = math.Inf(1)
 	}
@@ -491,7 +491,7 @@ func labelPixels(bones []bone, pm, skin *image.Gray, w, h int) ([]int8, [2][]flo
 					label[i] = -1
 					continue
 				}
-				p := models.Point{X: float64(x), Y: float64(y)}
+				p := perception.Point{X: float64(x), Y: float64(y)}
 				var byHand [nParts]bool
 				lab := bestScores(bones, p, &best, &byHand)
 				lowSkin := skin != nil && skin.Pix[y*skin.Stride+x] < handSkinMax
@@ -528,7 +528,7 @@ func partCoverage(bones []bone, label []int8, pm *image.Gray, w, h int) (cov [][
 					continue
 				}
 				lab := int(label[i])
-				bestScores(bones, models.Point{X: float64(x), Y: float64(y)}, &best, nil)
+				bestScores(bones, perception.Point{X: float64(x), Y: float64(y)}, &best, nil)
 				cov[lab][i] = a
 				if lab == partBody {
 					continue
@@ -668,10 +668,10 @@ func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8
 	}
 	vx, vy := blendVertices(use, need, w, h, g)
 	src := L.tex
-	sp := func(vxI, vyI int) models.Point {
-		return models.Point{X: float64(min(vxI*g, w-1)), Y: float64(min(vyI*g, h-1))}
+	sp := func(vxI, vyI int) perception.Point {
+		return perception.Point{X: float64(min(vxI*g, w-1)), Y: float64(min(vyI*g, h-1))}
 	}
-	d := func(i int) models.Point { return models.Point{X: vx[i], Y: vy[i]} }
+	d := func(i int) perception.Point { return perception.Point{X: vx[i], Y: vy[i]} }
 	for cy := 0; cy < gh-1; cy++ {
 		for cx := 0; cx < gw-1; cx++ {
 			if !cov[cy*(gw-1)+cx] {
@@ -679,8 +679,8 @@ func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8
 			}
 			i00, i10, i01, i11 := cy*gw+cx, cy*gw+cx+1, (cy+1)*gw+cx, (cy+1)*gw+cx+1
 			s00, s10, s01, s11 := sp(cx, cy), sp(cx+1, cy), sp(cx, cy+1), sp(cx+1, cy+1)
-			drawTri(src, L.alpha, w, h, buf, abuf, [3]models.Point{s00, s10, s11}, [3]models.Point{d(i00), d(i10), d(i11)})
-			drawTri(src, L.alpha, w, h, buf, abuf, [3]models.Point{s00, s11, s01}, [3]models.Point{d(i00), d(i11), d(i01)})
+			drawTri(src, L.alpha, w, h, buf, abuf, [3]perception.Point{s00, s10, s11}, [3]perception.Point{d(i00), d(i10), d(i11)})
+			drawTri(src, L.alpha, w, h, buf, abuf, [3]perception.Point{s00, s11, s01}, [3]perception.Point{d(i00), d(i11), d(i01)})
 		}
 	}
 }
@@ -723,7 +723,7 @@ func coveredCells(alpha []uint8, w, h, g int) ([]bool, bool) {
 type weightedBone struct {
 	b       *bone
 	penalty float64
-	anchor  *models.Point
+	anchor  *perception.Point
 	ar      float64
 }
 
@@ -732,7 +732,7 @@ type weightedBone struct {
 // joint).
 func layerBones(L layer, bones []bone) []weightedBone {
 	var use []weightedBone
-	var root models.Point
+	var root perception.Point
 	rootR := 1.0
 	for k := range bones {
 		b := &bones[k]
@@ -767,7 +767,7 @@ func blendVertices(use []weightedBone, need []bool, w, h, g int) (vx, vy []float
 				if !need[i] {
 					continue
 				}
-				p := models.Point{X: float64(min(vxI*g, w-1)), Y: float64(min(vyI*g, h-1))}
+				p := perception.Point{X: float64(min(vxI*g, w-1)), Y: float64(min(vyI*g, h-1))}
 				smin := math.Inf(1)
 				for k, u := range use {
 					if u.anchor != nil {
@@ -777,7 +777,7 @@ func blendVertices(use []weightedBone, need []bool, w, h, g int) (vx, vy []float
 					}
 					smin = math.Min(smin, sc[k])
 				}
-				var acc models.Point
+				var acc perception.Point
 				var ws float64
 				for k, u := range use {
 					wt := math.Exp(-blendKappa * (sc[k] - smin))
@@ -795,7 +795,7 @@ func blendVertices(use []weightedBone, need []bool, w, h, g int) (vx, vy []float
 	return vx, vy
 }
 
-func cross(a, b, c models.Point) float64 {
+func cross(a, b, c perception.Point) float64 {
 	return (b.X-a.X)*(c.Y-a.Y) - (b.Y-a.Y)*(c.X-a.X)
 }
 
@@ -803,7 +803,7 @@ func cross(a, b, c models.Point) float64 {
 // triangle s (texture and coverage). A pixel takes the sample when its
 // coverage is higher than what is already there. Folded or torn triangles
 // (flipped, or stretched more than 8x) are skipped.
-func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf []uint8, s, d [3]models.Point) {
+func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf []uint8, s, d [3]perception.Point) {
 	as := cross(s[0], s[1], s[2])
 	ad := cross(d[0], d[1], d[2])
 	if math.Abs(as) < 1e-9 || ad*as <= 0 || math.Abs(ad) > 8*math.Abs(as) || math.IsNaN(ad) {
@@ -825,7 +825,7 @@ func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf []u
 	const eps = -1e-4
 	for y := minY; y <= maxY; y++ {
 		for x := minX; x <= maxX; x++ {
-			p := models.Point{X: float64(x), Y: float64(y)}
+			p := perception.Point{X: float64(x), Y: float64(y)}
 			l0 := cross(d[1], d[2], p) * inv
 			l1 := cross(d[2], d[0], p) * inv
 			l2 := 1 - l0 - l1

@@ -20,7 +20,7 @@ import (
 	"slices"
 
 	"fashiond/cv"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/raster"
 )
@@ -61,17 +61,17 @@ type Scene struct {
 	Background *image.RGBA
 	// Depth is relative inverse depth of Image (1 = nearest); nil when not
 	// requested.
-	Depth *models.Depth
+	Depth *perception.Depth
 	// BackgroundDepth is the depth of the Background plate (where the person
 	// was, it continues the surrounding background); nil when not requested.
-	BackgroundDepth *models.Depth
+	BackgroundDepth *perception.Depth
 	// DepthFallback is true when the depth model was unavailable and Depth
 	// was synthesised from the person mask and a vertical ground gradient.
 	DepthFallback bool
 	// Pose is the pose model's result on Image.
-	Pose *models.Pose
+	Pose *perception.Pose
 	// Parsing is the skin/clothes/hair parsing of Image.
-	Parsing *models.Parsing
+	Parsing *perception.Parsing
 	// HasPerson reports whether a person covering a usable area was found.
 	HasPerson bool
 	// Notes says what was approximated (e.g. the depth fallback).
@@ -81,7 +81,7 @@ type Scene struct {
 // Layers splits img into person and background layers (and depth when
 // asked). Images without a person give an empty mask and the unchanged
 // background.
-func Layers(ctx context.Context, p models.Perception, img image.Image, o Options) (*Scene, error) {
+func Layers(ctx context.Context, p perception.Perception, img image.Image, o Options) (*Scene, error) {
 	if p == nil {
 		return nil, errors.New("scene: no perception models")
 	}
@@ -135,7 +135,7 @@ func Layers(ctx context.Context, p models.Perception, img image.Image, o Options
 
 	if o.WithDepth {
 		d, derr := p.Depth(ctx, src)
-		var bd *models.Depth
+		var bd *perception.Depth
 		if derr == nil {
 			bd, derr = p.Depth(ctx, s.Background)
 		}
@@ -188,7 +188,7 @@ func limitTo(m, subject *image.Gray) *image.Gray {
 // refineMask combines the selfie segmentation with the pose model's mask,
 // adds skin/clothes/hair parsing near the person (hats, shoes, hair that
 // the segmenter misses), drops stray islands and feathers the edge.
-func refineMask(w, h int, sel *image.Gray, pose *models.Pose, parse *models.Parsing) *image.Gray {
+func refineMask(w, h int, sel *image.Gray, pose *perception.Pose, parse *perception.Parsing) *image.Gray {
 	n := w * h
 	base := make([]float32, n)
 	add := func(g *image.Gray, into []float32) {
@@ -406,8 +406,8 @@ func grainSigma(src *image.RGBA, hole, ring []bool) float64 {
 
 // groundDepth is the fallback background depth: far at the top, near at the
 // bottom (a ground plane seen from standing height).
-func groundDepth(w, h int) *models.Depth {
-	d := &models.Depth{W: w, H: h, Data: make([]float32, w*h)}
+func groundDepth(w, h int) *perception.Depth {
+	d := &perception.Depth{W: w, H: h, Data: make([]float32, w*h)}
 	for y := 0; y < h; y++ {
 		t := float64(y) / float64(max(1, h-1))
 		v := float32(0.1 + 0.6*math.Pow(t, 1.5))
@@ -421,9 +421,9 @@ func groundDepth(w, h int) *models.Depth {
 
 // personDepth places the person in front of the ground at the depth of
 // their lowest point, with a rounded bulge from the silhouette.
-func personDepth(ground *models.Depth, mask *image.Gray) *models.Depth {
+func personDepth(ground *perception.Depth, mask *image.Gray) *perception.Depth {
 	w, h := ground.W, ground.H
-	d := &models.Depth{W: w, H: h, Data: append([]float32(nil), ground.Data...)}
+	d := &perception.Depth{W: w, H: h, Data: append([]float32(nil), ground.Data...)}
 	b := MaskBounds(mask, 128)
 	if b.Empty() {
 		return d
@@ -560,13 +560,13 @@ func ExtendAt(bg image.Image, w, h int, at image.Point) *image.RGBA {
 
 // ExtendDepth extends a depth map like Extend (reflection; depth is smooth
 // so no blur is needed).
-func ExtendDepth(d *models.Depth, w, h int) *models.Depth {
+func ExtendDepth(d *perception.Depth, w, h int) *perception.Depth {
 	return ExtendDepthAt(d, w, h, image.Pt((w-d.W)/2, (h-d.H)/2))
 }
 
 // ExtendDepthAt is ExtendDepth with d's top-left corner at `at`.
-func ExtendDepthAt(d *models.Depth, w, h int, at image.Point) *models.Depth {
-	out := &models.Depth{W: w, H: h, Data: make([]float32, w*h)}
+func ExtendDepthAt(d *perception.Depth, w, h int, at image.Point) *perception.Depth {
+	out := &perception.Depth{W: w, H: h, Data: make([]float32, w*h)}
 	for y := 0; y < h; y++ {
 		sy := reflect(y-at.Y, d.H)
 		for x := 0; x < w; x++ {
@@ -577,8 +577,8 @@ func ExtendDepthAt(d *models.Depth, w, h int, at image.Point) *models.Depth {
 }
 
 // ResizeDepth scales a depth map to w x h (bilinear).
-func ResizeDepth(d *models.Depth, w, h int) *models.Depth {
-	out := &models.Depth{W: w, H: h, Data: make([]float32, w*h)}
+func ResizeDepth(d *perception.Depth, w, h int) *perception.Depth {
+	out := &perception.Depth{W: w, H: h, Data: make([]float32, w*h)}
 	sx := float32(d.W) / float32(w)
 	sy := float32(d.H) / float32(h)
 	raster.ParallelRows(h, func(y0, y1 int) {

@@ -3,7 +3,7 @@ package scene
 import (
 	"context"
 	"errors"
-	"fashiond/models"
+	"fashiond/perception"
 	"image"
 	"image/color"
 	"math"
@@ -298,9 +298,9 @@ func TestCompositeAndExtend(t *testing.T) {
 }
 
 // noDepth is the real perception with the optional depth model missing.
-type noDepth struct{ models.Perception }
+type noDepth struct{ perception.Perception }
 
-func (noDepth) Depth(context.Context, image.Image) (*models.Depth, error) {
+func (noDepth) Depth(context.Context, image.Image) (*perception.Depth, error) {
 	return nil, errors.New("depth model tcmonodepth_small is not installed")
 }
 

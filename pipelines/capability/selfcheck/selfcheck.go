@@ -12,7 +12,7 @@ import (
 	"image"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/mask"
@@ -98,7 +98,7 @@ func ChangedOutside(orig, out image.Image, alpha *image.Gray) pipelines.Check {
 // FaceChange measures the share of the face box's pixels (sides and
 // forehead trimmed, down to the chin) that out changed from orig by more
 // than ChangeTol in a channel.
-func FaceChange(orig, out image.Image, f models.Face) pipelines.Check {
+func FaceChange(orig, out image.Image, f perception.Face) pipelines.Check {
 	o, e := raster.RGBA(orig), raster.RGBA(out)
 	r := innerBox(f, o.Rect)
 	if o.Rect.Size() != e.Rect.Size() || r.Empty() {
@@ -121,7 +121,7 @@ func FaceChange(orig, out image.Image, f models.Face) pipelines.Check {
 
 // FaceFound re-detects faces on out and measures the best
 // intersection-over-union with the input face f (0 when none is found).
-func FaceFound(ctx context.Context, p models.Perception, out image.Image, f models.Face) (pipelines.Check, error) {
+func FaceFound(ctx context.Context, p perception.Perception, out image.Image, f perception.Face) (pipelines.Check, error) {
 	faces, err := p.Faces(ctx, out)
 	if err != nil {
 		return pipelines.Check{}, fmt.Errorf("selfcheck: faces: %w", err)
@@ -272,7 +272,7 @@ func black(p []uint8) bool { return p[0] <= HoleLevel && p[1] <= HoleLevel && p[
 // innerBox is the face box less faceSideInset of its width at each side
 // (hair, background) and faceTopInset of its height at the top, down to
 // the chin, inside bounds.
-func innerBox(f models.Face, bounds image.Rectangle) image.Rectangle {
+func innerBox(f perception.Face, bounds image.Rectangle) image.Rectangle {
 	w, h := f.Box[2]-f.Box[0], f.Box[3]-f.Box[1]
 	return image.Rect(int(f.Box[0]+faceSideInset*w), int(f.Box[1]+faceTopInset*h), int(f.Box[2]-faceSideInset*w), int(f.Box[3])).Intersect(bounds)
 }

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/raster"
@@ -38,7 +38,7 @@ func TestChecks(t *testing.T) {
 	region := image.NewGray(orig.Rect)
 	draw.Draw(region, image.Rect(30, 30, 70, 70), image.White, image.Point{}, draw.Src)
 	alpha := body.BandAlpha(region, 3)
-	f := models.Face{Box: [4]float64{40, 10, 60, 30}}
+	f := perception.Face{Box: [4]float64{40, 10, 60, 30}}
 	red := color.RGBA{200, 0, 0, 255}
 	tests := []struct {
 		name  string

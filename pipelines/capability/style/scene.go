@@ -7,7 +7,7 @@ import (
 	"image"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/mask"
@@ -70,7 +70,7 @@ type Scene struct {
 // AnalyzeScene analyses the people in img for styling. A photo without a
 // person is a scene without people: the look is applied without a
 // backdrop (nothing to cut out).
-func AnalyzeScene(ctx context.Context, p models.Perception, img image.Image) (*Scene, error) {
+func AnalyzeScene(ctx context.Context, p perception.Perception, img image.Image) (*Scene, error) {
 	a, err := body.Analyze(ctx, p, img)
 	if errors.Is(err, body.ErrNoPerson) {
 		return &Scene{refusal: "no person was found to place in front of it"}, nil
@@ -94,7 +94,7 @@ func AnalyzeScene(ctx context.Context, p models.Perception, img image.Image) (*S
 
 // refusal applies the backdrop rule to an analysis and the pose on a w x h
 // photo.
-func refusal(a *body.Analysis, pose *models.Pose, w, h int) string {
+func refusal(a *body.Analysis, pose *perception.Pose, w, h int) string {
 	if n := len(a.People); n > 1 {
 		return fmt.Sprintf("the photo shows %d people; a backdrop would erase or float the others, so they stay part of the scene", n)
 	}
@@ -108,11 +108,11 @@ func refusal(a *body.Analysis, pose *models.Pose, w, h int) string {
 // visible thighs of a trusted pose (hip and knee visible and inside the w x
 // h frame: a half-body photo's guessed legs do not count); ok is false when
 // no thigh is visible.
-func thighAngle(pose *models.Pose, w, h int) (deg float64, ok bool) {
+func thighAngle(pose *perception.Pose, w, h int) (deg float64, ok bool) {
 	if pose == nil || pose.Presence < minPosePresence {
 		return 0, false
 	}
-	for _, leg := range [][2]int{{models.KpLeftHip, models.KpLeftKnee}, {models.KpRightHip, models.KpRightKnee}} {
+	for _, leg := range [][2]int{{perception.KpLeftHip, perception.KpLeftKnee}, {perception.KpRightHip, perception.KpRightKnee}} {
 		hp, k := pose.Keypoints[leg[0]], pose.Keypoints[leg[1]]
 		if !shown(hp, w, h) || !shown(k, w, h) {
 			continue
@@ -128,7 +128,7 @@ func thighAngle(pose *models.Pose, w, h int) (deg float64, ok bool) {
 }
 
 // shown reports whether a keypoint is visible and inside the w x h frame.
-func shown(k models.Keypoint, w, h int) bool {
+func shown(k perception.Keypoint, w, h int) bool {
 	return k.Visibility >= minJointVis && k.X >= 0 && k.Y >= 0 && k.X < float64(w) && k.Y < float64(h)
 }
 
@@ -146,7 +146,7 @@ type Styled struct {
 // on, or one of the same size with the same people in place) under the
 // backdrop rule, and measures the result: the share of the people painted
 // over by a backdrop, and the subject's face still found where it was.
-func ApplyScene(ctx context.Context, p models.Perception, img image.Image, id string, seed int64, s *Scene) (*Styled, error) {
+func ApplyScene(ctx context.Context, p perception.Perception, img image.Image, id string, seed int64, s *Scene) (*Styled, error) {
 	l, err := lookFor(id, img)
 	if err != nil {
 		return nil, err

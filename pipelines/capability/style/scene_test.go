@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/selfcheck"
@@ -186,15 +186,15 @@ func TestPaintedOver(t *testing.T) {
 
 // TestThighAngle: the seated test on synthetic poses.
 func TestThighAngle(t *testing.T) {
-	pose := func(hip, knee models.Keypoint) *models.Pose {
-		p := &models.Pose{Presence: 0.9}
-		p.Keypoints[models.KpLeftHip], p.Keypoints[models.KpLeftKnee] = hip, knee
+	pose := func(hip, knee perception.Keypoint) *perception.Pose {
+		p := &perception.Pose{Presence: 0.9}
+		p.Keypoints[perception.KpLeftHip], p.Keypoints[perception.KpLeftKnee] = hip, knee
 		return p
 	}
-	kp := func(x, y, vis float64) models.Keypoint { return models.Keypoint{X: x, Y: y, Visibility: vis} }
+	kp := func(x, y, vis float64) perception.Keypoint { return perception.Keypoint{X: x, Y: y, Visibility: vis} }
 	cases := []struct {
 		name string
-		pose *models.Pose
+		pose *perception.Pose
 		deg  float64
 		ok   bool
 	}{
@@ -202,7 +202,7 @@ func TestThighAngle(t *testing.T) {
 		{"seated", pose(kp(50, 100, 1), kp(110, 105, 1)), 85.2, true},
 		{"knee hidden", pose(kp(50, 100, 1), kp(110, 105, 0.2)), 0, false},
 		{"knee out of frame", pose(kp(50, 100, 1), kp(110, 260, 1)), 0, false},
-		{"no pose", &models.Pose{Presence: 0.1}, 0, false},
+		{"no pose", &perception.Pose{Presence: 0.1}, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

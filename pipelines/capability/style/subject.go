@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"image"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/raster"
 )
 
@@ -15,7 +15,7 @@ import (
 // backgrounds). Their average is pushed through a smooth step so that
 // what both agree on is solid and what only one weakly sees is dropped.
 // The mask has img's size (origin 0,0).
-func SubjectMask(ctx context.Context, p models.Perception, img image.Image) (*image.Gray, error) {
+func SubjectMask(ctx context.Context, p perception.Perception, img image.Image) (*image.Gray, error) {
 	sel, err := p.PersonMask(ctx, img)
 	if err != nil {
 		return nil, fmt.Errorf("person mask: %w", err)

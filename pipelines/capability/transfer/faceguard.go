@@ -6,7 +6,7 @@ import (
 	"image"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 )
 
@@ -51,12 +51,12 @@ const (
 
 // subjectFace is the largest face the detector finds on img with at least
 // faceMinScore, or nil.
-func subjectFace(ctx context.Context, p models.Perception, img image.Image) (*models.Face, error) {
+func subjectFace(ctx context.Context, p perception.Perception, img image.Image) (*perception.Face, error) {
 	faces, err := p.Faces(ctx, img)
 	if err != nil {
 		return nil, fmt.Errorf("tryon: faces: %w", err)
 	}
-	var best *models.Face
+	var best *perception.Face
 	area := 0.0
 	for i, f := range faces {
 		a := (f.Box[2] - f.Box[0]) * (f.Box[3] - f.Box[1])
@@ -74,7 +74,7 @@ func subjectFace(ctx context.Context, p models.Perception, img image.Image) (*mo
 // wrongly, move with it) and whether it moved them; a nil face leaves
 // them. The joints are expected below the face, the image's y axis
 // pointing down.
-func guardShoulders(f *models.Face, l, r models.Point) (nl, nr models.Point, drop float64, moved bool) {
+func guardShoulders(f *perception.Face, l, r perception.Point) (nl, nr perception.Point, drop float64, moved bool) {
 	if f == nil {
 		return l, r, 0, false
 	}
@@ -88,7 +88,7 @@ func guardShoulders(f *models.Face, l, r models.Point) (nl, nr models.Point, dro
 	if want := minShoulderFaces * fw / 2; math.Hypot(half.X, half.Y) < want {
 		dir := unit(half)
 		if dir.X <= 0 { // coincident or crossed joints: spread them level
-			dir = models.Point{X: 1}
+			dir = perception.Point{X: 1}
 		}
 		half, moved = mul(dir, want), true
 	}
@@ -120,7 +120,7 @@ func (b *body) guardPose() error {
 	}
 	var drop float64
 	b.shL, b.shR, drop, b.shouldersGuessed = guardShoulders(b.face, b.shL, b.shR)
-	for _, j := range []*models.Point{&b.elL, &b.elR, &b.wrL, &b.wrR} {
+	for _, j := range []*perception.Point{&b.elL, &b.elR, &b.wrL, &b.wrR} {
 		j.Y += drop
 	}
 	b.sw = math.Max(dist(b.shL, b.shR), minShoulderPx)
@@ -164,7 +164,7 @@ func (b *body) keepFace() {
 			if !skin && par.Hair.Pix[i] < 128 {
 				continue
 			}
-			d := sub(models.Point{X: float64(x), Y: float64(y)}, ms)
+			d := sub(perception.Point{X: float64(x), Y: float64(y)}, ms)
 			if dot(d, b.up) > 0 && math.Abs(dot(d, b.right)) < neckHalfWidth*b.sw {
 				keep.Pix[i] = 255
 			}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 )
 
@@ -14,13 +14,13 @@ import (
 // drop); coincident ones (a side view) spread level to minShoulderFaces
 // face widths about their midpoint; no face leaves them.
 func TestGuardShoulders(t *testing.T) {
-	face := &models.Face{Box: [4]float64{100, 100, 200, 220}} // 100 wide, 120 high, chin at 220
-	pt := func(x, y float64) models.Point { return models.Point{X: x, Y: y} }
+	face := &perception.Face{Box: [4]float64{100, 100, 200, 220}} // 100 wide, 120 high, chin at 220
+	pt := func(x, y float64) perception.Point { return perception.Point{X: x, Y: y} }
 	for _, tc := range []struct {
 		name         string
-		f            *models.Face
-		l, r         models.Point
-		wantL, wantR models.Point
+		f            *perception.Face
+		l, r         perception.Point
+		wantL, wantR perception.Point
 		wantDrop     float64
 		wantMoved    bool
 	}{
@@ -46,21 +46,21 @@ func TestGuardShoulders(t *testing.T) {
 // bottom edge are job errors saying why; the arms drop with moved
 // shoulders.
 func TestGuardPoseFails(t *testing.T) {
-	face := &models.Face{Box: [4]float64{100, 100, 200, 220}}
+	face := &perception.Face{Box: [4]float64{100, 100, 200, 220}}
 	for _, tc := range []struct {
 		name    string
 		h       int
-		l, r    models.Point
+		l, r    perception.Point
 		wantErr string
 		wantElY float64
 	}{
-		{"shoulders on the face", 800, models.Point{X: 120, Y: 150}, models.Point{X: 180, Y: 160}, "put the subject's shoulders on the face", 0},
-		{"just under the chin counts as on the face", 800, models.Point{X: 40, Y: 225}, models.Point{X: 260, Y: 225}, "on the face", 0},
-		{"portrait cut at the shoulders", 300, models.Point{X: 40, Y: 260}, models.Point{X: 260, Y: 260}, "too little of the body", 0},
-		{"high shoulders dropped with the arms", 800, models.Point{X: 40, Y: 240}, models.Point{X: 260, Y: 240}, "", 416},
+		{"shoulders on the face", 800, perception.Point{X: 120, Y: 150}, perception.Point{X: 180, Y: 160}, "put the subject's shoulders on the face", 0},
+		{"just under the chin counts as on the face", 800, perception.Point{X: 40, Y: 225}, perception.Point{X: 260, Y: 225}, "on the face", 0},
+		{"portrait cut at the shoulders", 300, perception.Point{X: 40, Y: 260}, perception.Point{X: 260, Y: 260}, "too little of the body", 0},
+		{"high shoulders dropped with the arms", 800, perception.Point{X: 40, Y: 240}, perception.Point{X: 260, Y: 240}, "", 416},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &body{w: 300, h: tc.h, face: face, shL: tc.l, shR: tc.r, elL: models.Point{X: 30, Y: 400}}
+			b := &body{w: 300, h: tc.h, face: face, shL: tc.l, shR: tc.r, elL: perception.Point{X: 30, Y: 400}}
 			err := b.guardPose()
 			if tc.wantErr == "" {
 				if err != nil {

@@ -6,7 +6,7 @@ import (
 	"image"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/capability/mask"
@@ -17,18 +17,18 @@ import (
 type body struct {
 	w, h  int
 	img   *image.RGBA
-	pose  *models.Pose
-	parse *models.Parsing
+	pose  *perception.Pose
+	parse *perception.Parsing
 	pm    *image.Gray // person mask
 
-	shL, shR, elL, elR, wrL, wrR models.Point
-	hipL, hipR, kneeL, kneeR     models.Point
-	ankL, ankR                   models.Point
-	nose                         models.Point
-	face                         *models.Face // the subject's detected face (nil: none found)
-	shouldersGuessed             bool         // the face guard moved the pose's shoulders
-	sw                           float64      // shoulder width (joints)
-	up, right                    models.Point // torso axis unit vectors
+	shL, shR, elL, elR, wrL, wrR perception.Point
+	hipL, hipR, kneeL, kneeR     perception.Point
+	ankL, ankR                   perception.Point
+	nose                         perception.Point
+	face                         *perception.Face // the subject's detected face (nil: none found)
+	shouldersGuessed             bool             // the face guard moved the pose's shoulders
+	sw                           float64          // shoulder width (joints)
+	up, right                    perception.Point // torso axis unit vectors
 	torsoLen                     float64
 	headR                        float64
 
@@ -39,28 +39,30 @@ type body struct {
 	chest, legs  garment.Lab
 }
 
-func kp(p *models.Pose, i int) models.Point {
-	return models.Point{X: p.Keypoints[i].X, Y: p.Keypoints[i].Y}
+func kp(p *perception.Pose, i int) perception.Point {
+	return perception.Point{X: p.Keypoints[i].X, Y: p.Keypoints[i].Y}
 }
 
-func add(a, b models.Point) models.Point             { return models.Point{X: a.X + b.X, Y: a.Y + b.Y} }
-func sub(a, b models.Point) models.Point             { return models.Point{X: a.X - b.X, Y: a.Y - b.Y} }
-func mul(a models.Point, k float64) models.Point     { return models.Point{X: a.X * k, Y: a.Y * k} }
-func mid(a, b models.Point) models.Point             { return mul(add(a, b), 0.5) }
-func dist(a, b models.Point) float64                 { return math.Hypot(a.X-b.X, a.Y-b.Y) }
-func lerp(a, b models.Point, t float64) models.Point { return add(a, mul(sub(b, a), t)) }
-func dot(a, b models.Point) float64                  { return a.X*b.X + a.Y*b.Y }
-func unit(a models.Point) models.Point {
+func add(a, b perception.Point) perception.Point { return perception.Point{X: a.X + b.X, Y: a.Y + b.Y} }
+func sub(a, b perception.Point) perception.Point { return perception.Point{X: a.X - b.X, Y: a.Y - b.Y} }
+func mul(a perception.Point, k float64) perception.Point {
+	return perception.Point{X: a.X * k, Y: a.Y * k}
+}
+func mid(a, b perception.Point) perception.Point             { return mul(add(a, b), 0.5) }
+func dist(a, b perception.Point) float64                     { return math.Hypot(a.X-b.X, a.Y-b.Y) }
+func lerp(a, b perception.Point, t float64) perception.Point { return add(a, mul(sub(b, a), t)) }
+func dot(a, b perception.Point) float64                      { return a.X*b.X + a.Y*b.Y }
+func unit(a perception.Point) perception.Point {
 	l := math.Hypot(a.X, a.Y)
 	if l == 0 {
-		return models.Point{}
+		return perception.Point{}
 	}
 	return mul(a, 1/l)
 }
 
 // analyzePerson runs the perception models on the person and derives the
 // regions the transfer needs. A person that cannot be found is a job error.
-func analyzePerson(ctx context.Context, p models.Perception, img *image.RGBA) (*body, error) {
+func analyzePerson(ctx context.Context, p perception.Perception, img *image.RGBA) (*body, error) {
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	pose, err := p.Pose(ctx, img)
 	if err != nil {
@@ -69,7 +71,7 @@ func analyzePerson(ctx context.Context, p models.Perception, img *image.RGBA) (*
 	b := &body{w: w, h: h, img: img, pose: pose}
 	k := pose.Keypoints
 	vis := func(i int) bool { return k[i].Visibility >= 0.3 && k[i].Presence >= 0.3 }
-	if pose.Presence < 0.5 || !vis(models.KpLeftShoulder) || !vis(models.KpRightShoulder) {
+	if pose.Presence < 0.5 || !vis(perception.KpLeftShoulder) || !vis(perception.KpRightShoulder) {
 		return nil, pipelines.Failf("no person found in personImage: the pose model sees no person with visible shoulders (presence %.2f); use a photo of a person facing the camera", pose.Presence)
 	}
 	pm, err := p.PersonMask(ctx, img)
@@ -95,16 +97,16 @@ func analyzePerson(ctx context.Context, p models.Perception, img *image.RGBA) (*
 	b.torsoLen = dist(ms, mh)
 	// A torso much shorter than the shoulders are wide means the hips are
 	// out of frame or misplaced (a frontal adult's is about 1.3 to 1.6).
-	if b.torsoLen < 1.05*b.sw || !vis(models.KpLeftHip) || !vis(models.KpRightHip) {
+	if b.torsoLen < 1.05*b.sw || !vis(perception.KpLeftHip) || !vis(perception.KpRightHip) {
 		// Hips out of frame or guessed: assume a standard torso.
 		b.torsoLen = 1.45 * b.sw
-		mh = add(ms, models.Point{Y: b.torsoLen})
-		b.hipL = add(b.shL, models.Point{X: 0.15 * b.sw, Y: b.torsoLen})
-		b.hipR = add(b.shR, models.Point{X: -0.15 * b.sw, Y: b.torsoLen})
+		mh = add(ms, perception.Point{Y: b.torsoLen})
+		b.hipL = add(b.shL, perception.Point{X: 0.15 * b.sw, Y: b.torsoLen})
+		b.hipR = add(b.shR, perception.Point{X: -0.15 * b.sw, Y: b.torsoLen})
 	}
 	b.up = unit(sub(ms, mh))
-	b.right = models.Point{X: -b.up.Y, Y: b.up.X}
-	b.headR = math.Max(0.3*b.sw, 1.3*dist(kp(pose, models.KpLeftEar), kp(pose, models.KpRightEar))/2+0.1*b.sw)
+	b.right = perception.Point{X: -b.up.Y, Y: b.up.X}
+	b.headR = math.Max(0.3*b.sw, 1.3*dist(kp(pose, perception.KpLeftEar), kp(pose, perception.KpRightEar))/2+0.1*b.sw)
 	b.regions()
 	b.keepFace()
 	return b, nil
@@ -115,12 +117,12 @@ func analyzePerson(ctx context.Context, p models.Perception, img *image.RGBA) (*
 // camera.
 func (b *body) joints() {
 	pose, k := b.pose, b.pose.Keypoints
-	rs, ls := models.KpRightShoulder, models.KpLeftShoulder
-	re, le := models.KpRightElbow, models.KpLeftElbow
-	rw, lw := models.KpRightWrist, models.KpLeftWrist
-	rh, lh := models.KpRightHip, models.KpLeftHip
-	rk, lk := models.KpRightKnee, models.KpLeftKnee
-	ra, la := models.KpRightAnkle, models.KpLeftAnkle
+	rs, ls := perception.KpRightShoulder, perception.KpLeftShoulder
+	re, le := perception.KpRightElbow, perception.KpLeftElbow
+	rw, lw := perception.KpRightWrist, perception.KpLeftWrist
+	rh, lh := perception.KpRightHip, perception.KpLeftHip
+	rk, lk := perception.KpRightKnee, perception.KpLeftKnee
+	ra, la := perception.KpRightAnkle, perception.KpLeftAnkle
 	if k[rs].X > k[ls].X {
 		rs, ls, re, le, rw, lw = ls, rs, le, re, lw, rw
 		rh, lh, rk, lk, ra, la = lh, rh, lk, rk, la, ra
@@ -131,12 +133,12 @@ func (b *body) joints() {
 	b.hipL, b.hipR = kp(pose, rh), kp(pose, lh)
 	b.kneeL, b.kneeR = kp(pose, rk), kp(pose, lk)
 	b.ankL, b.ankR = kp(pose, ra), kp(pose, la)
-	b.nose = kp(pose, models.KpNose)
+	b.nose = kp(pose, perception.KpNose)
 }
 
 // medianLab is the per-channel median Lab of the pixels in a disc that the
 // predicate accepts.
-func (b *body) medianLab(c models.Point, r float64, ok func(i int) bool) (garment.Lab, int) {
+func (b *body) medianLab(c perception.Point, r float64, ok func(i int) bool) (garment.Lab, int) {
 	var ls, as, bs []float64
 	for y := int(c.Y - r); y <= int(c.Y+r); y++ {
 		for x := int(c.X - r); x <= int(c.X+r); x++ {
@@ -170,7 +172,7 @@ func med(v []float64) float64 {
 
 // capsule rasterises the union of discs along a polyline with radii per
 // point (linearly interpolated).
-func capsule(m *image.Gray, pts []models.Point, radii []float64) {
+func capsule(m *image.Gray, pts []perception.Point, radii []float64) {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	for i := 1; i < len(pts); i++ {
 		p0, p1 := pts[i-1], pts[i]
@@ -184,7 +186,7 @@ func capsule(m *image.Gray, pts []models.Point, radii []float64) {
 		l2 := dot(d, d)
 		for y := y0; y <= y1; y++ {
 			for x := x0; x <= x1; x++ {
-				q := models.Point{X: float64(x) + 0.5, Y: float64(y) + 0.5}
+				q := perception.Point{X: float64(x) + 0.5, Y: float64(y) + 0.5}
 				t := 0.0
 				if l2 > 0 {
 					t = math.Min(math.Max(dot(sub(q, p0), d)/l2, 0), 1)
@@ -198,8 +200,8 @@ func capsule(m *image.Gray, pts []models.Point, radii []float64) {
 	}
 }
 
-func disc(m *image.Gray, c models.Point, r float64) {
-	capsule(m, []models.Point{c, c}, []float64{r, r})
+func disc(m *image.Gray, c perception.Point, r float64) {
+	capsule(m, []perception.Point{c, c}, []float64{r, r})
 }
 
 // regions splits the clothes into the old upper and lower garments by
@@ -248,10 +250,10 @@ func (b *body) clothesAt(i int) bool {
 // clothesColours sets the chest's (at chestC) and the thighs' clothes
 // colours and says whether they differ enough to split the garments by
 // colour.
-func (b *body) clothesColours(chestC models.Point) bool {
+func (b *body) clothesColours(chestC perception.Point) bool {
 	par := b.parse
 	b.chest, _ = b.medianLab(chestC, chestRadius*b.sw, b.clothesAt)
-	thighs := []models.Point{lerp(b.hipL, b.kneeL, thighLevel), lerp(b.hipR, b.kneeR, thighLevel)}
+	thighs := []perception.Point{lerp(b.hipL, b.kneeL, thighLevel), lerp(b.hipR, b.kneeR, thighLevel)}
 	var legN int
 	var ll, la, lb []float64
 	for _, t := range thighs {
@@ -273,10 +275,10 @@ func (b *body) garmentBounds() (torso, legs *image.Gray) {
 	ms, mh := mid(b.shL, b.shR), mid(b.hipL, b.hipR)
 	torso = image.NewGray(image.Rect(0, 0, b.w, b.h))
 	hw := 0.75 * b.sw
-	capsule(torso, []models.Point{add(ms, mul(b.up, 0.1*b.sw)), lerp(ms, mh, 1.15)}, []float64{hw, hw})
+	capsule(torso, []perception.Point{add(ms, mul(b.up, 0.1*b.sw)), lerp(ms, mh, 1.15)}, []float64{hw, hw})
 	legs = image.NewGray(image.Rect(0, 0, b.w, b.h))
-	for _, lg := range [][3]models.Point{{b.hipL, b.kneeL, b.ankL}, {b.hipR, b.kneeR, b.ankR}} {
-		capsule(legs, []models.Point{lg[0], lg[1], lg[2]}, []float64{0.45 * b.sw, 0.32 * b.sw, 0.25 * b.sw})
+	for _, lg := range [][3]perception.Point{{b.hipL, b.kneeL, b.ankL}, {b.hipR, b.kneeR, b.ankR}} {
+		capsule(legs, []perception.Point{lg[0], lg[1], lg[2]}, []float64{0.45 * b.sw, 0.32 * b.sw, 0.25 * b.sw})
 	}
 	return torso, legs
 }
@@ -317,7 +319,7 @@ func (b *body) splitClothes(split bool) (upper, lower *image.Gray) {
 			if !isCl {
 				continue
 			}
-			if dot(models.Point{X: float64(x), Y: float64(y)}, b.up) > waistY {
+			if dot(perception.Point{X: float64(x), Y: float64(y)}, b.up) > waistY {
 				upper.Pix[i] = 255
 			} else {
 				lower.Pix[i] = 255
@@ -336,16 +338,16 @@ func (b *body) frontMasks() {
 	par := b.parse
 	arms := image.NewGray(image.Rect(0, 0, w, h))
 	hands := image.NewGray(image.Rect(0, 0, w, h))
-	for _, a := range [][3]models.Point{{b.shL, b.elL, b.wrL}, {b.shR, b.elR, b.wrR}} {
-		capsule(arms, []models.Point{a[0], a[1], a[2]}, []float64{0.16 * b.sw, 0.14 * b.sw, 0.12 * b.sw})
+	for _, a := range [][3]perception.Point{{b.shL, b.elL, b.wrL}, {b.shR, b.elR, b.wrR}} {
+		capsule(arms, []perception.Point{a[0], a[1], a[2]}, []float64{0.16 * b.sw, 0.14 * b.sw, 0.12 * b.sw})
 		hc := add(a[2], mul(sub(a[2], a[1]), 0.35))
 		disc(hands, hc, 0.2*b.sw)
-		capsule(arms, []models.Point{a[2], hc}, []float64{0.12 * b.sw, 0.22 * b.sw})
+		capsule(arms, []perception.Point{a[2], hc}, []float64{0.12 * b.sw, 0.22 * b.sw})
 	}
 	disc(hands, b.nose, b.headR)
 	b.armCap = image.NewGray(image.Rect(0, 0, w, h))
-	for _, a := range [][3]models.Point{{b.shL, b.elL, b.wrL}, {b.shR, b.elR, b.wrR}} {
-		capsule(b.armCap, []models.Point{a[0], a[1], a[2]}, []float64{0.2 * b.sw, 0.17 * b.sw, 0.14 * b.sw})
+	for _, a := range [][3]perception.Point{{b.shL, b.elL, b.wrL}, {b.shR, b.elR, b.wrR}} {
+		capsule(b.armCap, []perception.Point{a[0], a[1], a[2]}, []float64{0.2 * b.sw, 0.17 * b.sw, 0.14 * b.sw})
 	}
 	front := image.NewGray(image.Rect(0, 0, w, h))
 	hm := image.NewGray(image.Rect(0, 0, w, h))
@@ -373,7 +375,7 @@ func labDist(a, b garment.Lab) float64 {
 }
 
 // keepComponentNear keeps the component containing (or nearest to) c.
-func keepComponentNear(m *image.Gray, c models.Point) *image.Gray {
+func keepComponentNear(m *image.Gray, c perception.Point) *image.Gray {
 	lab, sizes := mask.Components(m)
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	best, bestD := int32(0), math.Inf(1)

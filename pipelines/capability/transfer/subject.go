@@ -7,7 +7,7 @@ import (
 	"image"
 	"strings"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	bodypkg "fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/garment"
@@ -44,7 +44,7 @@ type Subject struct {
 
 // FindSubject analyses the people in img and chooses the subject. A photo
 // without any person is a job error naming photo.
-func FindSubject(ctx context.Context, p models.Perception, img image.Image, photo string) (*Subject, error) {
+func FindSubject(ctx context.Context, p perception.Perception, img image.Image, photo string) (*Subject, error) {
 	rgba := raster.RGBA(img)
 	a, err := bodypkg.Analyze(ctx, p, rgba)
 	if errors.Is(err, bodypkg.ErrNoPerson) {
@@ -57,14 +57,14 @@ func FindSubject(ctx context.Context, p models.Perception, img image.Image, phot
 }
 
 // Face is the subject's detected face (nil when none was seen).
-func (s *Subject) Face() *models.Face { return s.Analysis.SubjectPerson().Face }
+func (s *Subject) Face() *perception.Face { return s.Analysis.SubjectPerson().Face }
 
 // CropImage is the pixels of the subject's crop, origin (0,0).
 func (s *Subject) CropImage() *image.RGBA { return bodypkg.Crop(s.Img, s.Crop) }
 
 // Transfer puts g on the subject's crop (Transfer); the result has the
 // crop's size. Job errors name s.Photo (Explain).
-func (s *Subject) Transfer(ctx context.Context, p models.Perception, g *garment.Garment, o Options) (*image.RGBA, *TransferInfo, error) {
+func (s *Subject) Transfer(ctx context.Context, p perception.Perception, g *garment.Garment, o Options) (*image.RGBA, *TransferInfo, error) {
 	out, info, err := Transfer(ctx, p, s.CropImage(), g, o)
 	if err != nil {
 		return nil, nil, s.Explain(err)
@@ -82,7 +82,7 @@ func (s *Subject) TryOnRegion(info *TransferInfo) *image.Gray {
 // region and blend band (body.ConfineCrop), and measures the result:
 // changed_outside_subject, then, when the subject's face was seen,
 // face_region_change and face_found.
-func (s *Subject) Place(ctx context.Context, p models.Perception, crop image.Image) (*image.RGBA, []pipelines.Check, error) {
+func (s *Subject) Place(ctx context.Context, p perception.Perception, crop image.Image) (*image.RGBA, []pipelines.Check, error) {
 	final := bodypkg.ConfineCrop(s.Img, crop, s.Crop, s.Alpha)
 	checks := []pipelines.Check{selfcheck.ChangedOutside(s.Img, final, s.Alpha)}
 	if f := s.Face(); f != nil {

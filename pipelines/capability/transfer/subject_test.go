@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	bodypkg "fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/selfcheck"
@@ -24,7 +24,7 @@ import (
 // returned unchanged.
 func TestSubjectExplain(t *testing.T) {
 	const rule = "the person with the largest visible face"
-	withFace := &bodypkg.Analysis{Faces: []models.Face{{Score: 0.9}}, Rule: rule}
+	withFace := &bodypkg.Analysis{Faces: []perception.Face{{Score: 0.9}}, Rule: rule}
 	noFace := &bodypkg.Analysis{Rule: rule}
 	plain := errors.New("tryon: pose: out of memory")
 	for _, tc := range []struct {

@@ -11,7 +11,7 @@ import (
 	"slices"
 
 	"fashiond/cv"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/capability/mask"
@@ -50,7 +50,7 @@ type TransferInfo struct {
 	// covers; the rest was filled (inpainted).
 	Coverage float64
 	// Targets are the body positions the garment landmarks were placed at.
-	Targets map[string]models.Point
+	Targets map[string]perception.Point
 	// Layer is the composited garment's alpha at the output size.
 	Layer *image.Gray
 	// Replaced is the old garment region that was removed.
@@ -98,7 +98,7 @@ type part struct {
 // Transfer puts garment g on the person in img and returns the result at
 // the person image's size. A person that cannot be found is a
 // *pipelines.Error saying so.
-func Transfer(ctx context.Context, p models.Perception, person image.Image, g *garment.Garment, o Options) (*image.RGBA, *TransferInfo, error) {
+func Transfer(ctx context.Context, p perception.Perception, person image.Image, g *garment.Garment, o Options) (*image.RGBA, *TransferInfo, error) {
 	prog := func(stage string, f float64) {
 		if o.Progress != nil {
 			o.Progress(stage, f)
@@ -127,7 +127,7 @@ func Transfer(ctx context.Context, p models.Perception, person image.Image, g *g
 	prog("warp", 0.4)
 	cut := decontaminate(g.Cutout)
 	f := fitFor(o)
-	info := &TransferInfo{Kind: g.Kind, Targets: map[string]models.Point{}}
+	info := &TransferInfo{Kind: g.Kind, Targets: map[string]perception.Point{}}
 	var parts []part
 	switch g.Kind {
 	case garment.KindBottom:
@@ -227,7 +227,7 @@ func decontaminate(c *image.NRGBA) *image.NRGBA {
 }
 
 // sideOf reports which side of the line a->b the point p lies on (+1/-1).
-func sideOf(a, b, p models.Point) float64 {
+func sideOf(a, b, p perception.Point) float64 {
 	v := (b.X-a.X)*(p.Y-a.Y) - (b.Y-a.Y)*(p.X-a.X)
 	if v < 0 {
 		return -1
@@ -237,7 +237,7 @@ func sideOf(a, b, p models.Point) float64 {
 
 // splitMask returns the garment pixels on p's side of the line a->b (the
 // line extended both ways).
-func splitMask(m *image.Gray, a, b, p models.Point) *image.Gray {
+func splitMask(m *image.Gray, a, b, p perception.Point) *image.Gray {
 	out := image.NewGray(m.Rect)
 	s := sideOf(a, b, p)
 	w := m.Rect.Dx()
@@ -245,7 +245,7 @@ func splitMask(m *image.Gray, a, b, p models.Point) *image.Gray {
 		if v < 128 {
 			continue
 		}
-		q := models.Point{X: float64(i%w) + 0.5, Y: float64(i/w) + 0.5}
+		q := perception.Point{X: float64(i%w) + 0.5, Y: float64(i/w) + 0.5}
 		if sideOf(a, b, q) == s {
 			out.Pix[i] = 255
 		}
@@ -265,7 +265,7 @@ func subMask(a, b *image.Gray) *image.Gray {
 
 // extent walks from c along dir while the mask is on (allowing gaps of a
 // few pixels) and returns the distance reached.
-func extent(m *image.Gray, c, dir models.Point, limit float64) float64 {
+func extent(m *image.Gray, c, dir perception.Point, limit float64) float64 {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	last, gap := 0.0, 0
 	for t := 0.0; t <= limit; t++ {
@@ -326,10 +326,10 @@ func placeTop(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fit, 
 	var sleeveBoxes []image.Rectangle
 	for _, sd := range []struct {
 		name             string
-		gs, gu, gEnd     models.Point
-		gco, gci         models.Point
-		sh, el, wr, seam models.Point
-		under            models.Point
+		gs, gu, gEnd     perception.Point
+		gco, gci         perception.Point
+		sh, el, wr, seam perception.Point
+		under            perception.Point
 		pm               *image.Gray
 	}{
 		{"left_sleeve", tp.gsL, L["left_underarm"], L["left_sleeve_end"], L["left_cuff_outer"], L["left_cuff_inner"], b.shL, b.elL, b.wrL, tp.seamL, tp.dst[3], sleeveL},
@@ -383,10 +383,10 @@ var topLandmarksNeeded = []string{"left_shoulder", "right_shoulder", "left_under
 // and their body targets (dst) of the torso warp, and the shoulders,
 // seams, scale and shoulder width the sleeves follow.
 type topPlacement struct {
-	src, dst     []models.Point
-	gsL, gsR     models.Point // garment shoulders
-	seamL, seamR models.Point // body shoulder seams
-	s, gSW       float64      // body-to-garment scale; garment shoulder width
+	src, dst     []perception.Point
+	gsL, gsR     perception.Point // garment shoulders
+	seamL, seamR perception.Point // body shoulder seams
+	s, gSW       float64          // body-to-garment scale; garment shoulder width
 }
 
 // topTargets finds the body targets of a top's landmarks: shoulder seams,
@@ -408,16 +408,16 @@ func topTargets(b *body, g *garment.Garment, f fit) (topPlacement, error) {
 	T := Similarity(tp.gsL, tp.gsR, tp.seamL, tp.seamR)
 	hemL, hemR := topHem(b, g, f, tp)
 	mSeam := mid(tp.seamL, tp.seamR)
-	wScale := func(p models.Point) models.Point {
+	wScale := func(p perception.Point) perception.Point {
 		// widen the upper torso points about the centre line with the fit
 		d := dot(sub(p, mSeam), b.right)
 		return add(p, mul(b.right, d*(f.width-1)))
 	}
-	underT := func(gu, gs, j models.Point, in float64) models.Point {
+	underT := func(gu, gs, j perception.Point, in float64) perception.Point {
 		return wScale(underarmTarget(b, gu, gs, j, in, tp.gSW))
 	}
-	tp.src = []models.Point{tp.gsL, tp.gsR, L["collar_center"], L["left_underarm"], L["right_underarm"], L["left_hem"], L["right_hem"], L["hem_center"]}
-	tp.dst = []models.Point{tp.seamL, tp.seamR, T.Apply(L["collar_center"]), underT(L["left_underarm"], tp.gsL, b.shL, 1), underT(L["right_underarm"], tp.gsR, b.shR, -1), hemL, hemR, add(mid(hemL, hemR), mul(b.up, -(L["hem_center"].Y-mid(L["left_hem"], L["right_hem"]).Y)*tp.s))}
+	tp.src = []perception.Point{tp.gsL, tp.gsR, L["collar_center"], L["left_underarm"], L["right_underarm"], L["left_hem"], L["right_hem"], L["hem_center"]}
+	tp.dst = []perception.Point{tp.seamL, tp.seamR, T.Apply(L["collar_center"]), underT(L["left_underarm"], tp.gsL, b.shL, 1), underT(L["right_underarm"], tp.gsR, b.shR, -1), hemL, hemR, add(mid(hemL, hemR), mul(b.up, -(L["hem_center"].Y-mid(L["left_hem"], L["right_hem"]).Y)*tp.s))}
 	for _, n := range []string{"left_neck", "right_neck"} {
 		if q, ok := L[n]; ok {
 			tp.src = append(tp.src, q)
@@ -443,7 +443,7 @@ const (
 // shoulderSeam is a shoulder seam on the body: above the shoulder joint j at
 // the top of the old top (or of the person), slightly outward (out is -1
 // on the left, 1 on the right).
-func shoulderSeam(b *body, j models.Point, out float64) models.Point {
+func shoulderSeam(b *body, j perception.Point, out float64) perception.Point {
 	t := extent(b.upper, j, b.up, seamReachTop*b.sw)
 	if t < seamMinRise*b.sw {
 		t = extent(b.pm, j, b.up, seamReachPerson*b.sw)
@@ -468,7 +468,7 @@ const (
 
 // underarmTarget is the body target of a garment underarm gu (garment
 // shoulder gs) below the shoulder joint j, in (1 left, -1 right) inward.
-func underarmTarget(b *body, gu, gs, j models.Point, in, gSW float64) models.Point {
+func underarmTarget(b *body, gu, gs, j perception.Point, in, gSW float64) perception.Point {
 	depth := math.Min(math.Max((gu.Y-gs.Y)/gSW, underarmMinDepth), underarmMaxDepth)
 	return add(add(j, mul(b.up, -depth*b.sw)), mul(b.right, in*underarmInward*b.sw))
 }
@@ -512,7 +512,7 @@ const (
 // topHem returns the body targets of the garment's hem corners: at the
 // garment's length (snapped to the old top's hem when close), centred on
 // the old top (or the hips), as wide as the old top or the garment.
-func topHem(b *body, g *garment.Garment, f fit, tp topPlacement) (hemL, hemR models.Point) {
+func topHem(b *body, g *garment.Garment, f fit, tp topPlacement) (hemL, hemR perception.Point) {
 	L := g.Landmarks
 	mSeam := mid(tp.seamL, tp.seamR)
 	mh := mid(b.hipL, b.hipR)
@@ -558,7 +558,7 @@ func topHem(b *body, g *garment.Garment, f fit, tp topPlacement) (hemL, hemR mod
 
 // torsoMapping fits the body-to-garment map of the torso: affine at the
 // standard tier, a thin-plate spline above it.
-func torsoMapping(acc string, dst, src []models.Point) (Mapping, error) {
+func torsoMapping(acc string, dst, src []perception.Point) (Mapping, error) {
 	if acc == AccuracyStandard {
 		a, err := FitAffine(dst, src)
 		if err != nil {
@@ -647,7 +647,7 @@ func extendSleeves(b *body, extImg, cut *image.NRGBA, parts []part, sleeveMaps [
 
 // polyAt returns the point at arc length t along the polyline and the unit
 // direction of its segment there.
-func polyAt(poly []models.Point, t float64) (models.Point, models.Point) {
+func polyAt(poly []perception.Point, t float64) (perception.Point, perception.Point) {
 	for i := 1; i < len(poly); i++ {
 		l := dist(poly[i-1], poly[i])
 		if t <= l || i == len(poly)-1 {
@@ -655,10 +655,10 @@ func polyAt(poly []models.Point, t float64) (models.Point, models.Point) {
 		}
 		t -= l
 	}
-	return poly[0], models.Point{X: 0, Y: 1}
+	return poly[0], perception.Point{X: 0, Y: 1}
 }
 
-func polyLen(poly []models.Point) float64 {
+func polyLen(poly []perception.Point) float64 {
 	l := 0.0
 	for i := 1; i < len(poly); i++ {
 		l += dist(poly[i-1], poly[i])
@@ -672,7 +672,7 @@ func polyLen(poly []models.Point) float64 {
 // affine fit for standard, a thin-plate spline (bending at the elbow) for
 // high and hyper.
 func placeSleeve(b *body, cut *image.NRGBA, pm *image.Gray, acc string, f fit, s, gSW float64,
-	gs, gu, gEnd, gco, gci, sh, el, wr, seam, under models.Point, info *TransferInfo, name string) (*layer, *polyClip, image.Rectangle, error) {
+	gs, gu, gEnd, gco, gci, sh, el, wr, seam, under perception.Point, info *TransferInfo, name string) (*layer, *polyClip, image.Rectangle, error) {
 	gco, gci = cuffCorners(gs, gu, gEnd, gco, gci)
 	sa := sleeveArm(b, f, gSW, gs, gu, gEnd, sh, el, wr, seam, under)
 	want := sa.want
@@ -680,8 +680,8 @@ func placeSleeve(b *body, cut *image.NRGBA, pm *image.Gray, acc string, f fit, s
 	cuffHalf := sa.cuffHalf(b, math.Max(dist(gco, gci)/2*(s*f.width), 0.5*(sleeveArmWidth*b.sw)*sleeveCuffEase), rootHalf)
 	end, _ := polyAt(sa.arm, want)
 	ne := sa.normal(want)
-	src := []models.Point{gs, gu, gco, gci, gEnd}
-	dst := []models.Point{seam, under, add(end, mul(ne, cuffHalf)), sub(end, mul(ne, cuffHalf)), end}
+	src := []perception.Point{gs, gu, gco, gci, gEnd}
+	dst := []perception.Point{seam, under, add(end, mul(ne, cuffHalf)), sub(end, mul(ne, cuffHalf)), end}
 	// Edge points along the sleeve (and at the elbow when the sleeve
 	// reaches past it).
 	ts := []float64{0.35, 0.7}
@@ -767,12 +767,12 @@ const (
 // cuffCorners returns the garment's outer and inner cuff corners; without
 // them, the two points across the sleeve's end (the outer one nearer the
 // shoulder gs).
-func cuffCorners(gs, gu, gEnd, gco, gci models.Point) (models.Point, models.Point) {
-	if gco != (models.Point{}) && gci != (models.Point{}) {
+func cuffCorners(gs, gu, gEnd, gco, gci perception.Point) (perception.Point, perception.Point) {
+	if gco != (perception.Point{}) && gci != (perception.Point{}) {
 		return gco, gci
 	}
 	ax := unit(sub(gEnd, mid(gs, gu)))
-	n := models.Point{X: -ax.Y, Y: ax.X}
+	n := perception.Point{X: -ax.Y, Y: ax.X}
 	half := defaultCuffHalf * dist(gs, gu)
 	gco, gci = add(gEnd, mul(n, half)), sub(gEnd, mul(n, half))
 	if dist(gco, gs) > dist(gci, gs) {
@@ -784,25 +784,25 @@ func cuffCorners(gs, gu, gEnd, gco, gci models.Point) (models.Point, models.Poin
 // armPath is the part of the arm a sleeve covers: the polyline from the
 // shoulder, its length, and which side of it is the outer (seam) side.
 type armPath struct {
-	arm  []models.Point
+	arm  []perception.Point
 	want float64 // length of arm
 	o    float64 // 1 or -1: the sign of the outer normal
 }
 
 // normal is the outer unit normal of the arm at arc length t.
-func (a armPath) normal(t float64) models.Point {
+func (a armPath) normal(t float64) perception.Point {
 	_, u := polyAt(a.arm, t)
-	return mul(models.Point{X: -u.Y, Y: u.X}, a.o)
+	return mul(perception.Point{X: -u.Y, Y: u.X}, a.o)
 }
 
 // sleeveArm returns the arm polyline (shoulder sh, elbow el, wrist wr) cut
 // at the sleeve's length (seam: the body's shoulder seam, on the outer
 // side): the garment's sleeve length (gs to gEnd) in
 // shoulder widths, past the underarm, above the elbow for a short sleeve.
-func sleeveArm(b *body, f fit, gSW float64, gs, gu, gEnd, sh, el, wr, seam, under models.Point) armPath {
+func sleeveArm(b *body, f fit, gSW float64, gs, gu, gEnd, sh, el, wr, seam, under perception.Point) armPath {
 	gl := dist(gs, gEnd)
 	frac := math.Min(math.Max(gl/gSW/fullSleeveLength*f.sleeve, minSleeveShare), 1.0)
-	poly := []models.Point{sh, el, wr}
+	poly := []perception.Point{sh, el, wr}
 	want := frac * polyLen(poly)
 	if u := unit(sub(el, sh)); dot(sub(under, sh), u)+cuffPastUnderarm*b.sw > want {
 		want = math.Min(dot(sub(under, sh), u)+cuffPastUnderarm*b.sw, polyLen(poly))
@@ -811,7 +811,7 @@ func sleeveArm(b *body, f fit, gSW float64, gs, gu, gEnd, sh, el, wr, seam, unde
 		want = math.Min(want, shortSleeveElbow*dist(sh, el))
 	}
 	// Truncate the arm polyline at the sleeve's length.
-	arm := []models.Point{sh}
+	arm := []perception.Point{sh}
 	acc2 := 0.0
 	for i := 1; i < len(poly); i++ {
 		l := dist(poly[i-1], poly[i])
@@ -825,7 +825,7 @@ func sleeveArm(b *body, f fit, gSW float64, gs, gu, gEnd, sh, el, wr, seam, unde
 	a := armPath{arm: arm, want: polyLen(arm), o: 1}
 	// Orientation: the outer (seam) side of the arm.
 	_, u0 := polyAt(arm, 0)
-	if dot(sub(seam, sh), models.Point{X: -u0.Y, Y: u0.X}) < 0 {
+	if dot(sub(seam, sh), perception.Point{X: -u0.Y, Y: u0.X}) < 0 {
 		a.o = -1
 	}
 	return a
@@ -853,8 +853,8 @@ func (a armPath) cuffHalf(b *body, cuffHalf, rootHalf float64) float64 {
 // sleeveOutline is the sleeve's outline on the body from its control
 // points dst (seam, underarm, cuff corners, end, then edge pairs): root,
 // outer edge, cuff, inner edge.
-func sleeveOutline(dst []models.Point, seam, under models.Point) []models.Point {
-	outline := []models.Point{seam}
+func sleeveOutline(dst []perception.Point, seam, under perception.Point) []perception.Point {
+	outline := []perception.Point{seam}
 	for i := 5; i < len(dst); i += 2 {
 		outline = append(outline, dst[i])
 	}
@@ -871,14 +871,14 @@ func sleeveOutline(dst []models.Point, seam, under models.Point) []models.Point 
 type pieceAffineMap struct {
 	a, b     Affine
 	split    bool
-	e0, e1   models.Point // elbow cross line
+	e0, e1   perception.Point // elbow cross line
 	cuffSide float64
 }
 
-func pieceAffine(arm []models.Point, seam, under, co, ci, gs, gu, gco, gci models.Point, want float64,
-	normal func(float64) models.Point, rootHalf, cuffHalf float64) (*pieceAffineMap, error) {
+func pieceAffine(arm []perception.Point, seam, under, co, ci, gs, gu, gco, gci perception.Point, want float64,
+	normal func(float64) perception.Point, rootHalf, cuffHalf float64) (*pieceAffineMap, error) {
 	if len(arm) < 3 {
-		a, err := FitAffine([]models.Point{seam, under, co, ci}, []models.Point{gs, gu, gco, gci})
+		a, err := FitAffine([]perception.Point{seam, under, co, ci}, []perception.Point{gs, gu, gco, gci})
 		return &pieceAffineMap{a: a}, err
 	}
 	el := arm[1]
@@ -888,11 +888,11 @@ func pieceAffine(arm []models.Point, seam, under, co, ci, gs, gu, gco, gci model
 	hw := rootHalf + (cuffHalf-rootHalf)*t
 	e0, e1 := add(el, mul(n, hw)), sub(el, mul(n, hw))
 	g0, g1 := lerp(gs, gco, t), lerp(gu, gci, t)
-	a, err := FitAffine([]models.Point{seam, under, e0, e1}, []models.Point{gs, gu, g0, g1})
+	a, err := FitAffine([]perception.Point{seam, under, e0, e1}, []perception.Point{gs, gu, g0, g1})
 	if err != nil {
 		return nil, err
 	}
-	b, err := FitAffine([]models.Point{e0, e1, co, ci}, []models.Point{g0, g1, gco, gci})
+	b, err := FitAffine([]perception.Point{e0, e1, co, ci}, []perception.Point{g0, g1, gco, gci})
 	if err != nil {
 		return nil, err
 	}
@@ -900,7 +900,7 @@ func pieceAffine(arm []models.Point, seam, under, co, ci, gs, gu, gco, gci model
 }
 
 func (p *pieceAffineMap) Map(x, y float64) (float64, float64, bool) {
-	if p.split && sideOf(p.e0, p.e1, models.Point{X: x, Y: y}) == p.cuffSide {
+	if p.split && sideOf(p.e0, p.e1, perception.Point{X: x, Y: y}) == p.cuffSide {
 		return p.b.Map(x, y)
 	}
 	return p.a.Map(x, y)
@@ -909,19 +909,19 @@ func (p *pieceAffineMap) Map(x, y float64) (float64, float64, bool) {
 // polyClip limits a mapping to a polygon (plus a margin).
 type polyClip struct {
 	m      Mapping
-	poly   []models.Point
+	poly   []perception.Point
 	margin float64
 }
 
 func (c *polyClip) Map(x, y float64) (float64, float64, bool) {
-	p := models.Point{X: x, Y: y}
+	p := perception.Point{X: x, Y: y}
 	if !inPoly(c.poly, p) && distPoly(c.poly, p) > c.margin {
 		return 0, 0, false
 	}
 	return c.m.Map(x, y)
 }
 
-func inPoly(poly []models.Point, p models.Point) bool {
+func inPoly(poly []perception.Point, p perception.Point) bool {
 	in := false
 	for i, j := 0, len(poly)-1; i < len(poly); j, i = i, i+1 {
 		a, b := poly[i], poly[j]
@@ -932,7 +932,7 @@ func inPoly(poly []models.Point, p models.Point) bool {
 	return in
 }
 
-func distPoly(poly []models.Point, p models.Point) float64 {
+func distPoly(poly []perception.Point, p perception.Point) float64 {
 	best := math.Inf(1)
 	for i, j := 0, len(poly)-1; i < len(poly); j, i = i, i+1 {
 		a, b := poly[j], poly[i]
@@ -968,14 +968,14 @@ func placeBottom(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fi
 	legAllow := legAllowance(b)
 	for _, sd := range []struct {
 		name               string
-		gw, gHem           models.Point
-		waist, hip, kn, an models.Point
+		gw, gHem           perception.Point
+		waist, hip, kn, an perception.Point
 	}{
 		{"left_leg", gwL, L["left_hem_center"], w.left, b.hipL, b.kneeL, b.ankL},
 		{"right_leg", gwR, L["right_hem_center"], w.right, b.hipR, b.kneeR, b.ankR},
 	} {
 		g0 := mid(sd.gw, gwC)
-		cutPoly := legPath(acc, mid(sd.gw, gwC), sd.gHem, gWaist, f, []models.Point{sd.waist, sd.hip, sd.kn, sd.an})
+		cutPoly := legPath(acc, mid(sd.gw, gwC), sd.gHem, gWaist, f, []perception.Point{sd.waist, sd.hip, sd.kn, sd.an})
 		legM := overlap(splitMask(g.Mask, crotch, gwC, sd.gHem), g.Mask)
 		widths, def, reach := legWidths(b, legM, cutPoly, g0, sd.gHem, gWaist, s, f)
 		ng := normalOf(unit(sub(sd.gHem, g0)))
@@ -1051,7 +1051,7 @@ const (
 
 // waistLine is the body's waist: its two sides, its centre and its width.
 type waistLine struct {
-	left, right, centre models.Point
+	left, right, centre perception.Point
 	width               float64
 }
 
@@ -1082,8 +1082,8 @@ func placeSkirt(b *body, g *garment.Garment, cut *image.NRGBA, acc string, f fit
 	wr := add(mw, mul(b.right, w.width/2))
 	hw := dist(L["left_hem"], L["right_hem"]) * s / 2
 	hc := add(add(mw, mul(down, hemLen)), mul(b.right, f.drape*b.sw))
-	src := []models.Point{L["left_waist"], L["right_waist"], L["left_hem"], L["right_hem"], L["hem_center"], L["waist_center"]}
-	dst := []models.Point{wl, wr, add(hc, mul(b.right, -hw)), add(hc, mul(b.right, hw)), hc, mw}
+	src := []perception.Point{L["left_waist"], L["right_waist"], L["left_hem"], L["right_hem"], L["hem_center"], L["waist_center"]}
+	dst := []perception.Point{wl, wr, add(hc, mul(b.right, -hw)), add(hc, mul(b.right, hw)), hc, mw}
 	m, err := torsoMapping(acc, dst, src)
 	if err != nil {
 		return nil, err
@@ -1109,18 +1109,18 @@ func legAllowance(b *body) *image.Gray {
 }
 
 // normalOf is u turned a quarter (the left normal of a unit direction).
-func normalOf(u models.Point) models.Point { return models.Point{X: -u.Y, Y: u.X} }
+func normalOf(u perception.Point) perception.Point { return perception.Point{X: -u.Y, Y: u.X} }
 
 // legPath is the body polyline (waist, hip, knee, ankle) a trouser leg
 // covers, cut at the leg's length (g0 to gHem, in garment waist widths);
 // at the standard tier two straight pieces, waist to knee and knee to hem
 // (no bend at the hip).
-func legPath(acc string, g0, gHem models.Point, gWaist float64, f fit, poly []models.Point) []models.Point {
+func legPath(acc string, g0, gHem perception.Point, gWaist float64, f fit, poly []perception.Point) []perception.Point {
 	gl := dist(g0, gHem)
 	frac := math.Min(math.Max(gl/gWaist/fullLegLength*f.length, minLegShare), maxLegShare)
 	total := dist(poly[0], poly[1]) + dist(poly[1], poly[2]) + dist(poly[2], poly[3])
 	want := frac * total
-	cutPoly := []models.Point{poly[0]}
+	cutPoly := []perception.Point{poly[0]}
 	acc2 := 0.0
 	for i := 1; i < len(poly); i++ {
 		l := dist(poly[i-1], poly[i])
@@ -1133,7 +1133,7 @@ func legPath(acc string, g0, gHem models.Point, gWaist float64, f fit, poly []mo
 		acc2 += l
 	}
 	if acc == AccuracyStandard && len(cutPoly) > 2 {
-		cutPoly = append([]models.Point{poly[0]}, cutPoly[2:]...)
+		cutPoly = append([]perception.Point{poly[0]}, cutPoly[2:]...)
 	}
 	return cutPoly
 }
@@ -1143,7 +1143,7 @@ func legPath(acc string, g0, gHem models.Point, gWaist float64, f fit, poly []mo
 // width at the same fraction of its length (g0 to gHem). Levels without a
 // measurement take the median (def, or s when there is none), and all are
 // kept within half and twice it. reach is the garment leg's widest extent.
-func legWidths(b *body, legM *image.Gray, cutPoly []models.Point, g0, gHem models.Point, gWaist, s float64, f fit) (widths []float64, def, reach float64) {
+func legWidths(b *body, legM *image.Gray, cutPoly []perception.Point, g0, gHem perception.Point, gWaist, s float64, f fit) (widths []float64, def, reach float64) {
 	ng := normalOf(unit(sub(gHem, g0)))
 	bl := polyLen(cutPoly)
 	widths = make([]float64, legProfileSamples)
@@ -1640,7 +1640,7 @@ func overlap(part, garmentMask *image.Gray) *image.Gray {
 
 // AnalyzeGarment runs garment.Analyze and turns "no garment" into a job
 // error naming the input.
-func AnalyzeGarment(ctx context.Context, p models.Perception, img image.Image) (*garment.Garment, error) {
+func AnalyzeGarment(ctx context.Context, p perception.Perception, img image.Image) (*garment.Garment, error) {
 	g, err := garment.Analyze(ctx, p, img)
 	if errors.Is(err, garment.ErrNoGarment) {
 		return nil, pipelines.Failf("garmentImage: %v", err)

@@ -7,7 +7,7 @@ import (
 	"math"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/raster"
@@ -22,7 +22,7 @@ var goldenList string
 
 // personRegions returns the original person's upper-clothes region, a
 // face box and the background (outside the dilated person mask).
-func personRegions(t *testing.T, p models.Perception, img image.Image) (b *body, face image.Rectangle, bg *image.Gray) {
+func personRegions(t *testing.T, p perception.Perception, img image.Image) (b *body, face image.Rectangle, bg *image.Gray) {
 	t.Helper()
 	ctx := context.Background()
 	b, err := analyzePerson(ctx, p, raster.CopyRGBA(img))
@@ -158,7 +158,7 @@ func TestTryonTrousersOnLegs(t *testing.T) {
 		t.Errorf("the trousers cover %.0f%% of the old trousers, want >= 70%%", 100*covered/old)
 	}
 	// Mid-thighs and mid-shins are covered by the new garment.
-	for _, k := range []models.Point{lerp(b.hipL, b.kneeL, 0.5), lerp(b.hipR, b.kneeR, 0.5), lerp(b.kneeL, b.ankL, 0.5), lerp(b.kneeR, b.ankR, 0.5)} {
+	for _, k := range []perception.Point{lerp(b.hipL, b.kneeL, 0.5), lerp(b.hipR, b.kneeR, 0.5), lerp(b.kneeL, b.ankL, 0.5), lerp(b.kneeR, b.ankR, 0.5)} {
 		if info.Layer.GrayAt(int(k.X), int(k.Y)).Y < 200 {
 			t.Errorf("leg point (%.0f,%.0f) not covered", k.X, k.Y)
 		}
@@ -196,7 +196,7 @@ func TestTryonHyperLongSleeves(t *testing.T) {
 		t.Fatal(err)
 	}
 	dom := garment.ToLab(g.Dominant.R, g.Dominant.G, g.Dominant.B)
-	for _, e := range []models.Point{lerp(b.shL, b.elL, 0.9), lerp(b.shR, b.elR, 0.9)} {
+	for _, e := range []perception.Point{lerp(b.shL, b.elL, 0.9), lerp(b.shR, b.elR, 0.9)} {
 		r := image.Rect(int(e.X)-4, int(e.Y)-4, int(e.X)+5, int(e.Y)+5)
 		m := image.NewGray(out.Bounds())
 		for y := r.Min.Y; y < r.Max.Y; y++ {

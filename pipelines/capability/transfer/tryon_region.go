@@ -5,7 +5,7 @@ import (
 	"image/draw"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/mask"
 )
 
@@ -48,7 +48,7 @@ func TryOnSteps(accuracy string) int {
 // the coordinates of the photo the person image was cropped from, origin
 // the crop's corner in that photo (image.Point{} when not cropped); a nil
 // face cuts nothing out.
-func (info *TransferInfo) TryOnRegion(face *models.Face, origin image.Point) *image.Gray {
+func (info *TransferInfo) TryOnRegion(face *perception.Face, origin image.Point) *image.Gray {
 	lay := mask.Binary(info.Layer, 128)
 	m := image.NewGray(lay.Rect)
 	copy(m.Pix, lay.Pix)

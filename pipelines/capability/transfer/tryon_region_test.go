@@ -5,7 +5,7 @@ import (
 	"image/draw"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 func TestTryOnSteps(t *testing.T) {
@@ -29,17 +29,17 @@ func TestTryOnRegion(t *testing.T) {
 	info := &TransferInfo{Layer: box(image.Rect(20, 40, 60, 80)), Replaced: box(image.Rect(50, 30, 70, 50))}
 	// A 20×20 face at (30,40)-(50,60) in the photo, whose crop starts at
 	// (0,10): in the crop (30,30)-(50,50), widened by 3 px: (27,27)-(53,53).
-	face := &models.Face{Box: [4]float64{30, 40, 50, 60}}
+	face := &perception.Face{Box: [4]float64{30, 40, 50, 60}}
 	cases := []struct {
 		name   string
-		face   *models.Face
+		face   *perception.Face
 		origin image.Point
 		in     []image.Point
 		out    []image.Point
 	}{
 		{"no face", nil, image.Point{}, []image.Point{{20, 40}, {59, 79}, {69, 30}, {18, 40}, {71, 35}}, []image.Point{{17, 40}, {75, 60}, {10, 10}}},
 		{"face in a crop", face, image.Pt(0, 10), []image.Point{{40, 58}, {40, 79}}, []image.Point{{40, 45}, {52, 52}}},
-		{"face over the region", &models.Face{Box: [4]float64{50, 20, 70, 40}}, image.Point{}, []image.Point{{40, 60}, {65, 45}}, []image.Point{{55, 35}, {69, 30}, {60, 40}}},
+		{"face over the region", &perception.Face{Box: [4]float64{50, 20, 70, 40}}, image.Point{}, []image.Point{{40, 60}, {65, 45}}, []image.Point{{55, 35}, {69, 30}, {60, 40}}},
 	}
 	for _, c := range cases {
 		m := info.TryOnRegion(c.face, c.origin)

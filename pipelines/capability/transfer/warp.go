@@ -5,7 +5,7 @@ import (
 	"image"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 // A Mapping maps an output (body) position to a garment position: the
@@ -24,7 +24,7 @@ func (a Affine) Map(x, y float64) (float64, float64, bool) {
 
 // FitAffine fits the least-squares affine map taking src[i] to dst[i]
 // (at least three points not on a line).
-func FitAffine(src, dst []models.Point) (Affine, error) {
+func FitAffine(src, dst []perception.Point) (Affine, error) {
 	if len(src) != len(dst) || len(src) < 3 {
 		return Affine{}, errors.New("tryon: affine fit needs at least 3 point pairs")
 	}
@@ -66,7 +66,7 @@ func solve3(m [3][3]float64, b [3]float64) ([3]float64, error) {
 
 // Similarity returns the similarity map (rotation, uniform scale,
 // translation) taking a0->b0 and a1->b1.
-func Similarity(a0, a1, b0, b1 models.Point) Affine {
+func Similarity(a0, a1, b0, b1 perception.Point) Affine {
 	ax, ay := a1.X-a0.X, a1.Y-a0.Y
 	bx, by := b1.X-b0.X, b1.Y-b0.Y
 	d := ax*ax + ay*ay
@@ -80,9 +80,9 @@ func Similarity(a0, a1, b0, b1 models.Point) Affine {
 }
 
 // Apply maps a point.
-func (a Affine) Apply(p models.Point) models.Point {
+func (a Affine) Apply(p perception.Point) perception.Point {
 	x, y, _ := a.Map(p.X, p.Y)
-	return models.Point{X: x, Y: y}
+	return perception.Point{X: x, Y: y}
 }
 
 // gauss solves the augmented system a (n rows of n+1) by Gaussian
@@ -125,7 +125,7 @@ func gauss(a [][]float64) ([]float64, error) {
 // with U(r) = r^2 log r^2, one per output coordinate. Coordinates are
 // normalised internally for conditioning.
 type TPS struct {
-	ctrl         []models.Point // normalised control points
+	ctrl         []perception.Point // normalised control points
 	wx, wy       []float64
 	ax, ay       [3]float64
 	ox, oy, scal float64
@@ -141,7 +141,7 @@ func tpsU(r2 float64) float64 {
 // FitTPS fits the spline taking src[i] to dst[i] by solving the (n+3)x(n+3)
 // system [K+lambda I, P; P^T, 0]. lambda >= 0 relaxes interpolation
 // (smoothing) in normalised units.
-func FitTPS(src, dst []models.Point, lambda float64) (*TPS, error) {
+func FitTPS(src, dst []perception.Point, lambda float64) (*TPS, error) {
 	n := len(src)
 	if n != len(dst) || n < 3 {
 		return nil, errors.New("tryon: thin-plate spline needs at least 3 point pairs")
@@ -162,9 +162,9 @@ func FitTPS(src, dst []models.Point, lambda float64) (*TPS, error) {
 		return nil, errors.New("tryon: thin-plate spline control points coincide")
 	}
 	t.ox, t.oy, t.scal = mx, my, sc
-	t.ctrl = make([]models.Point, n)
+	t.ctrl = make([]perception.Point, n)
 	for i, p := range src {
-		t.ctrl[i] = models.Point{X: (p.X - mx) / sc, Y: (p.Y - my) / sc}
+		t.ctrl[i] = perception.Point{X: (p.X - mx) / sc, Y: (p.Y - my) / sc}
 	}
 	build := func(v func(i int) float64) ([]float64, error) {
 		m := n + 3
@@ -217,8 +217,8 @@ func (t *TPS) Map(x, y float64) (float64, float64, bool) {
 // polyline and signed distance from it, then placed at the proportional
 // arc length along the garment axis and the distance divided by Width.
 type Bone struct {
-	Body   []models.Point // polyline on the body, first point = garment axis start
-	G0, G1 models.Point   // garment axis start and end
+	Body   []perception.Point // polyline on the body, first point = garment axis start
+	G0, G1 perception.Point   // garment axis start and end
 	// Width is the body/garment width scale; Widths, when set, samples it
 	// at evenly spaced fractions of the body polyline's length instead.
 	Width  float64

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/pipelinetest"
 )
@@ -15,10 +15,10 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
 func TestFitAffineExact(t *testing.T) {
 	want := Affine{1.2, -0.3, 15, 0.25, 0.9, -7}
-	var src, dst []models.Point
+	var src, dst []perception.Point
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 6 {
-		p := models.Point{X: r.Float64() * 500, Y: r.Float64() * 500}
+		p := perception.Point{X: r.Float64() * 500, Y: r.Float64() * 500}
 		src = append(src, p)
 		dst = append(dst, want.Apply(p))
 	}
@@ -34,17 +34,17 @@ func TestFitAffineExact(t *testing.T) {
 	if _, err := FitAffine(src[:2], dst[:2]); err == nil {
 		t.Error("two points: want an error")
 	}
-	line := []models.Point{{X: 0, Y: 0}, {X: 1, Y: 1}, {X: 2, Y: 2}}
+	line := []perception.Point{{X: 0, Y: 0}, {X: 1, Y: 1}, {X: 2, Y: 2}}
 	if _, err := FitAffine(line, line); err == nil {
 		t.Error("collinear points: want an error")
 	}
 }
 
 func TestSimilarity(t *testing.T) {
-	a0, a1 := models.Point{X: 10, Y: 20}, models.Point{X: 110, Y: 20}
-	b0, b1 := models.Point{X: 300, Y: 300}, models.Point{X: 300, Y: 500}
+	a0, a1 := perception.Point{X: 10, Y: 20}, perception.Point{X: 110, Y: 20}
+	b0, b1 := perception.Point{X: 300, Y: 300}, perception.Point{X: 300, Y: 500}
 	s := Similarity(a0, a1, b0, b1)
-	for _, c := range [][2]models.Point{{a0, b0}, {a1, b1}, {{X: 60, Y: 70}, {X: 200, Y: 400}}} {
+	for _, c := range [][2]perception.Point{{a0, b0}, {a1, b1}, {{X: 60, Y: 70}, {X: 200, Y: 400}}} {
 		if got := s.Apply(c[0]); !near(got.X, c[1].X, 1e-9) || !near(got.Y, c[1].Y, 1e-9) {
 			t.Errorf("%v -> %v, want %v", c[0], got, c[1])
 		}
@@ -55,9 +55,9 @@ func TestSimilarity(t *testing.T) {
 // affine map exactly (no bending), and bends when one target moves.
 func TestTPS(t *testing.T) {
 	aff := Affine{0.8, 0.1, 40, -0.2, 1.1, 5}
-	var src, dst []models.Point
+	var src, dst []perception.Point
 	for _, p := range [][2]float64{{0, 0}, {100, 0}, {0, 100}, {100, 100}, {50, 50}, {20, 80}, {75, 10}} {
-		q := models.Point{X: p[0], Y: p[1]}
+		q := perception.Point{X: p[0], Y: p[1]}
 		src = append(src, q)
 		dst = append(dst, aff.Apply(q))
 	}
@@ -65,14 +65,14 @@ func TestTPS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []models.Point{{X: 33, Y: 61}, {X: -20, Y: 140}, {X: 90, Y: 5}} {
+	for _, q := range []perception.Point{{X: 33, Y: 61}, {X: -20, Y: 140}, {X: 90, Y: 5}} {
 		x, y, _ := tp.Map(q.X, q.Y)
 		w := aff.Apply(q)
 		if !near(x, w.X, 1e-6) || !near(y, w.Y, 1e-6) {
 			t.Errorf("affine data: %v -> (%.4f,%.4f), want %v", q, x, y, w)
 		}
 	}
-	dst[4] = models.Point{X: dst[4].X + 30, Y: dst[4].Y - 10}
+	dst[4] = perception.Point{X: dst[4].X + 30, Y: dst[4].Y - 10}
 	tp, err = FitTPS(src, dst, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestTPS(t *testing.T) {
 // TestBone: a straight body bone maps along-distance proportionally and
 // across-distance divided by the width; Flip mirrors; Reach limits.
 func TestBone(t *testing.T) {
-	b := &Bone{Body: []models.Point{{X: 100, Y: 100}, {X: 100, Y: 300}}, G0: models.Point{X: 0, Y: 0}, G1: models.Point{X: 100, Y: 0}, Width: 2, Reach: 50}
+	b := &Bone{Body: []perception.Point{{X: 100, Y: 100}, {X: 100, Y: 300}}, G0: perception.Point{X: 0, Y: 0}, G1: perception.Point{X: 100, Y: 0}, Width: 2, Reach: 50}
 	x, y, ok := b.Map(100, 200)
 	if !ok || !near(x, 50, 1e-9) || !near(y, 0, 1e-9) {
 		t.Errorf("mid-bone -> (%v,%v,%v), want (50,0)", x, y, ok)
@@ -114,7 +114,7 @@ func TestBone(t *testing.T) {
 		t.Error("beyond reach mapped")
 	}
 	// A bent polyline keeps arc length: the elbow maps to its fraction.
-	bent := &Bone{Body: []models.Point{{X: 0, Y: 0}, {X: 0, Y: 100}, {X: 100, Y: 100}}, G0: models.Point{X: 0, Y: 0}, G1: models.Point{X: 0, Y: 200}, Width: 1, Reach: 30}
+	bent := &Bone{Body: []perception.Point{{X: 0, Y: 0}, {X: 0, Y: 100}, {X: 100, Y: 100}}, G0: perception.Point{X: 0, Y: 0}, G1: perception.Point{X: 0, Y: 200}, Width: 1, Reach: 30}
 	if x, y, _ := bent.Map(50, 100); !near(x, 0, 1e-9) || !near(y, 150, 1e-9) {
 		t.Errorf("forearm middle -> (%v,%v), want (0,150)", x, y)
 	}

@@ -1,7 +1,7 @@
-// Package models holds the model catalogue (one manifest per model), its
+// Package perception holds the model catalogue (one manifest per model), its
 // verification, and one typed adapter per model family that turns Go images
 // into tensors and outputs into Go values. It imports inference, never gocv.
-package models
+package perception
 
 import (
 	"context"

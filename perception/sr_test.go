@@ -1,4 +1,4 @@
-package models_test
+package perception_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/disintegration/imaging"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/pipelinetest"
 )
 
@@ -53,7 +53,7 @@ func TestSuperResolveSharperThanBicubic(t *testing.T) {
 	// A 200x150 crop: two tiles wide after reflection... and not a tile multiple.
 	small := imaging.Resize(src, 200, 0, imaging.Lanczos)
 	b := small.Bounds()
-	up, err := p.SuperResolve(context.Background(), small, models.SRFast)
+	up, err := p.SuperResolve(context.Background(), small, perception.SRFast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestSuperResolveKeepsAlphaAndSmallSizes(t *testing.T) {
 			src.Pix[y*src.Stride+x*4+3] = 0 // left half transparent
 		}
 	}
-	up, err := p.SuperResolve(context.Background(), src, models.SRFast)
+	up, err := p.SuperResolve(context.Background(), src, perception.SRFast)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package models_test
+package perception_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"os"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/pipelinetest"
 )
 
@@ -87,8 +87,8 @@ func TestPoseMatchesGroundTruth(t *testing.T) {
 		img    string
 		joints []int
 	}{
-		{"images/fashn_model.webp", []int{models.KpNose, models.KpLeftShoulder, models.KpRightShoulder, models.KpLeftHip, models.KpRightHip}},
-		{"images/astronaut.png", []int{models.KpNose, models.KpLeftEye, models.KpRightEye, models.KpLeftShoulder, models.KpRightShoulder}},
+		{"images/fashn_model.webp", []int{perception.KpNose, perception.KpLeftShoulder, perception.KpRightShoulder, perception.KpLeftHip, perception.KpRightHip}},
+		{"images/astronaut.png", []int{perception.KpNose, perception.KpLeftEye, perception.KpRightEye, perception.KpLeftShoulder, perception.KpRightShoulder}},
 	}
 	for _, c := range cases {
 		t.Run(c.img, func(t *testing.T) {
@@ -216,7 +216,7 @@ func TestFacesFound(t *testing.T) {
 			}
 			f := faces[0]
 			t.Logf("%d faces; best %+v", len(faces), f)
-			if f.Source != models.ModelYuNet || f.LandmarksEstimated {
+			if f.Source != perception.ModelYuNet || f.LandmarksEstimated {
 				t.Errorf("best face from %s (estimated landmarks %v), want yunet", f.Source, f.LandmarksEstimated)
 			}
 			for i, l := range f.Landmarks {
@@ -227,7 +227,7 @@ func TestFacesFound(t *testing.T) {
 			// Where the pose reference has a nose, it is inside the face box.
 			for _, ref := range gt.People {
 				if ref.Image == name {
-					nx, ny := ref.Keypoints[models.KpNose][0], ref.Keypoints[models.KpNose][1]
+					nx, ny := ref.Keypoints[perception.KpNose][0], ref.Keypoints[perception.KpNose][1]
 					if nx < f.Box[0] || nx > f.Box[2] || ny < f.Box[1] || ny > f.Box[3] {
 						t.Errorf("reference nose (%.0f,%.0f) outside face box %v", nx, ny, f.Box)
 					}

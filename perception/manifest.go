@@ -1,4 +1,4 @@
-package models
+package perception
 
 import (
 	"embed"
@@ -40,7 +40,7 @@ type Preprocess struct {
 	TileOverlap int       `json:"tile_overlap,omitempty"` // tile: overlap between tiles
 }
 
-// Manifest is the committed description of one model (models/manifests/NAME.json).
+// Manifest is the committed description of one model (perception/manifests/NAME.json).
 type Manifest struct {
 	Name    string `json:"name"`
 	File    string `json:"file"`   // file name inside the repository; "" for an empty optional slot
@@ -195,7 +195,7 @@ func ParseManifest(data []byte) (Manifest, error) {
 }
 
 // LoadManifests returns the committed manifests (embedded from
-// models/manifests), sorted by name.
+// perception/manifests), sorted by name.
 func LoadManifests() ([]Manifest, error) {
 	return loadManifestsFS(manifestFS, "manifests")
 }

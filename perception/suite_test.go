@@ -1,4 +1,4 @@
-package models_test
+package perception_test
 
 import (
 	"context"
@@ -13,13 +13,13 @@ import (
 	"github.com/disintegration/imaging"
 
 	"fashiond/inference"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines/pipelinetest"
 )
 
 // openSuite opens a second suite (own runtime handle) with the given
 // options, closed at the end of the test.
-func openSuite(t testing.TB, opts models.SuiteOptions) *models.Suite {
+func openSuite(t testing.TB, opts perception.SuiteOptions) *perception.Suite {
 	t.Helper()
 	lib := os.Getenv("FASHIOND_ORT_LIB")
 	if lib == "" {
@@ -33,7 +33,7 @@ func openSuite(t testing.TB, opts models.SuiteOptions) *models.Suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := models.NewSuite(context.Background(), rt, dir, opts)
+	s, err := perception.NewSuite(context.Background(), rt, dir, opts)
 	if err != nil {
 		rt.Close()
 		t.Fatal(err)
@@ -61,17 +61,17 @@ func TestNewSuiteErrors(t *testing.T) {
 	}
 	defer rt.Close()
 	empty := t.TempDir()
-	if _, err := models.NewSuite(context.Background(), rt, empty, models.SuiteOptions{}); err == nil {
+	if _, err := perception.NewSuite(context.Background(), rt, empty, perception.SuiteOptions{}); err == nil {
 		t.Error("NewSuite on an empty directory succeeded")
 	}
-	if _, err := models.NewSuite(context.Background(), nil, empty, models.SuiteOptions{}); err == nil {
+	if _, err := perception.NewSuite(context.Background(), nil, empty, perception.SuiteOptions{}); err == nil {
 		t.Error("NewSuite without runtime succeeded")
 	}
 	dir := filepath.Join(pipelinetest.Root(), "data", "models")
-	if _, err := models.NewSuite(context.Background(), rt, dir, models.SuiteOptions{UpscalePolicy: "bicubic"}); err == nil {
+	if _, err := perception.NewSuite(context.Background(), rt, dir, perception.SuiteOptions{UpscalePolicy: "bicubic"}); err == nil {
 		t.Error("unknown upscale policy accepted")
 	}
-	var nilSuite *models.Suite
+	var nilSuite *perception.Suite
 	if err := nilSuite.Close(); err != nil {
 		t.Error(err)
 	}
@@ -124,14 +124,14 @@ func TestToTierAllRatiosAndTiers(t *testing.T) {
 	src := pipelinetest.Image(t, "images/astronaut.png")
 	ratios := []string{"1:1", "3:4", "4:3", "9:16", "16:9", "2:3", "3:2", "4:5", "5:4", "21:9"}
 	for _, tier := range []string{"1k", "2k", "4k"} {
-		px, _ := models.TierPixels(tier)
+		px, _ := perception.TierPixels(tier)
 		for _, r := range ratios {
 			out, err := p.ToTier(context.Background(), src, tier, r)
 			if err != nil {
 				t.Fatalf("%s %s: %v", tier, r, err)
 			}
 			w, h := out.Bounds().Dx(), out.Bounds().Dy()
-			a, b, _ := models.ParseRatio(r)
+			a, b, _ := perception.ParseRatio(r)
 			if w*b != h*a {
 				t.Errorf("%s %s: %dx%d is not exactly %s", tier, r, w, h, r)
 			}
@@ -199,14 +199,14 @@ func TestToTierCentreCrops(t *testing.T) {
 }
 
 func TestToTierSuperResolution1k(t *testing.T) {
-	s := openSuite(t, models.SuiteOptions{UpscalePolicy: models.PolicySRFast})
+	s := openSuite(t, perception.SuiteOptions{UpscalePolicy: perception.PolicySRFast})
 	src := imaging.Resize(pipelinetest.Image(t, "images/gocv_face.jpg"), 0, 200, imaging.Lanczos)
 	src = imaging.CropCenter(src, 160, 200) // 4:5, 2x2 tiles
 	out, err := s.ToTier(context.Background(), src, "1k", "4:5")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, h, _ := models.TierSize("1k", "4:5")
+	w, h, _ := perception.TierSize("1k", "4:5")
 	if b := out.Bounds(); b.Dx() != w || b.Dy() != h {
 		t.Fatalf("size %v, want %dx%d", b, w, h)
 	}
@@ -219,7 +219,7 @@ func TestToTierSuperResolution1k(t *testing.T) {
 	writePNG(t, "tier_1k_srfast.png", out)
 	found := false
 	for _, r := range s.Runners() {
-		if r.Model == string(models.SRFast) {
+		if r.Model == string(perception.SRFast) {
 			found = true
 		}
 	}
@@ -232,7 +232,7 @@ func TestToTierSuperResolution1k(t *testing.T) {
 // batched suite and compares them with single runs of the unbatched one.
 func TestBatchingMatchesSingleRuns(t *testing.T) {
 	single := pipelinetest.Perception(t)
-	batched := openSuite(t, models.SuiteOptions{Batching: true, UpscalePolicy: models.PolicyLanczos})
+	batched := openSuite(t, perception.SuiteOptions{Batching: true, UpscalePolicy: perception.PolicyLanczos})
 	names := []string{"images/fashn_model.webp", "images/astronaut.png", "images/gocv_face.jpg", "images/fashn_garment.webp"}
 	imgs := make([]image.Image, len(names))
 	for i, n := range names {
@@ -240,16 +240,16 @@ func TestBatchingMatchesSingleRuns(t *testing.T) {
 	}
 	ctx := context.Background()
 	type res struct {
-		pose  *models.Pose
+		pose  *perception.Pose
 		mask  *image.Gray
-		parse *models.Parsing
+		parse *perception.Parsing
 		sr    image.Image
 	}
 	tile := make([]image.Image, len(imgs))
 	for i, img := range imgs {
 		tile[i] = imaging.Resize(img, 96, 96, imaging.Lanczos) // one SR tile each
 	}
-	run := func(p models.Perception, i int) (r res, err error) {
+	run := func(p perception.Perception, i int) (r res, err error) {
 		if r.pose, err = p.Pose(ctx, imgs[i]); err != nil {
 			return
 		}
@@ -259,7 +259,7 @@ func TestBatchingMatchesSingleRuns(t *testing.T) {
 		if r.parse, err = p.Parse(ctx, imgs[i]); err != nil {
 			return
 		}
-		r.sr, err = p.SuperResolve(ctx, tile[i], models.SRFast)
+		r.sr, err = p.SuperResolve(ctx, tile[i], perception.SRFast)
 		return
 	}
 	want := make([]res, len(imgs))
