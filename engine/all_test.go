@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"fashiond/ffmpeg"
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/internal/pipelinetest"
 )
 
 func TestRegistryLeavesOutWhatCannotRun(t *testing.T) {

@@ -9,10 +9,10 @@ import (
 
 	"fashiond/diffusion"
 	"fashiond/inference"
-	"fashiond/models/testenv"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/generative"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // BenchmarkGenerativeStages runs prompt-tryon, tryon, image-to-video,

@@ -9,9 +9,9 @@ import (
 
 	"fashiond/diffusion"
 	"fashiond/inference"
-	"fashiond/models/testenv"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestOpenGenerativeByRole: no inpainting model keeps the classical path;

@@ -10,9 +10,9 @@ import (
 
 	"fashiond/diffusion"
 	"fashiond/inference"
-	"fashiond/models/testenv"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestOpenGenerativeTryOnRole: an installed try-on model (the oracle

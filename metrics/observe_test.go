@@ -20,12 +20,12 @@ import (
 	"fashiond/diffusion"
 	"fashiond/fetch"
 	"fashiond/inference"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/jobs"
 	"fashiond/jobs/redistest"
-	"fashiond/models/testenv"
 	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 	"fashiond/storage"
 )
 

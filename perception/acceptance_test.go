@@ -8,8 +8,8 @@ import (
 	"os"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
-	"fashiond/pipelines/pipelinetest"
 )
 
 type gtPerson struct {

@@ -10,7 +10,7 @@ import (
 	_ "image/jpeg"
 
 	"fashiond/inference"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 // TestUltraFaceFallbackAgreesWithYuNet runs the fallback detector directly

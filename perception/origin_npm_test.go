@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"fashiond/inference"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 // originOutputTolerance is the largest absolute difference allowed between

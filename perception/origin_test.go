@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 const (

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"fashiond/inference"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 func sha(b []byte) string {

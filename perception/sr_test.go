@@ -10,8 +10,8 @@ import (
 
 	"github.com/disintegration/imaging"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // gradEnergy is the mean squared luminance gradient of an image.

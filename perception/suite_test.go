@@ -13,8 +13,8 @@ import (
 	"github.com/disintegration/imaging"
 
 	"fashiond/inference"
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // openSuite opens a second suite (own runtime handle) with the given

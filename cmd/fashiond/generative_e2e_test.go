@@ -19,13 +19,13 @@ import (
 	"time"
 
 	"fashiond/ffmpeg"
-	"fashiond/models/testenv"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/perception"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/raster"
-	"fashiond/pipelines/pipelinetest"
 	"fashiond/spec"
 )
 

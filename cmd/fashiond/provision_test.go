@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"fashiond/config"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 	"fashiond/perception"
 )
 

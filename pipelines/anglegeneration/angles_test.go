@@ -12,14 +12,15 @@ import (
 	"sync"
 	"testing"
 
+	"fashiond/internal/golden"
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/scene"
-	"fashiond/pipelines/pipelinetest"
 )
 
-// goldenList holds the recorded digests (raster.Digest) of this package's
+// goldenList holds the recorded digests (golden.Digest) of this package's
 // real runs; testdata/golden.sha256 says when and how they were recorded.
 //
 //go:embed testdata/golden.sha256
@@ -120,7 +121,7 @@ func TestAngleGenerationAllSix(t *testing.T) {
 					t.Errorf("progress %d is %q, want %s", i, details[i], ids[i])
 				}
 				dump(t, fmt.Sprintf("angles_%s_%d_%s.png", name, i, ids[i]), o.Image)
-				if err := raster.CheckDigest(goldenList, name+"/"+ids[i], raster.RGBA(o.Image)); err != nil {
+				if err := golden.CheckDigest(goldenList, name+"/"+ids[i], raster.RGBA(o.Image)); err != nil {
 					t.Error(err)
 				}
 				// re-framing shifts the person horizontally: compare at the
@@ -238,7 +239,7 @@ func TestBackViewHidesTheFace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := raster.CheckDigest(goldenList, "back-layer/astronaut", raster.RGBA(person)); err != nil {
+	if err := golden.CheckDigest(goldenList, "back-layer/astronaut", raster.RGBA(person)); err != nil {
 		t.Error(err)
 	}
 	w := r.s.Image.Rect.Dx()

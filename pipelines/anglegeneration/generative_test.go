@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/selfcheck"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestGenerativeFillOracle renders left45 of the standing man with the

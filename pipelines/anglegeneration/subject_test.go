@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	bodypkg "fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/selfcheck"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestSeveralPeopleInPlace renders the subject of the two-person photos

@@ -6,9 +6,9 @@ import (
 	"image/color"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/scene"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestGenerativeBackgroundExtension: with an inpainting model installed the

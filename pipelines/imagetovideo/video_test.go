@@ -17,15 +17,15 @@ import (
 	"time"
 
 	"fashiond/ffmpeg"
-	"fashiond/models/testenv"
+	"fashiond/internal/golden"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/pipelines"
-	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/scene"
-	"fashiond/pipelines/pipelinetest"
 	"fashiond/spec"
 )
 
-// goldenList holds the recorded digests (raster.Digest) of this package's
+// goldenList holds the recorded digests (golden.Digest) of this package's
 // real runs; testdata/golden.sha256 says when and how they were recorded.
 //
 //go:embed testdata/golden.sha256
@@ -419,10 +419,10 @@ func TestRenderWithoutPerson(t *testing.T) {
 	b := image.NewRGBA(a.Rect)
 	r.render(a, 0, 0)
 	r.render(b, 1, 4)
-	if err := raster.CheckDigest(goldenList, "flatlay/first", a); err != nil {
+	if err := golden.CheckDigest(goldenList, "flatlay/first", a); err != nil {
 		t.Error(err)
 	}
-	if err := raster.CheckDigest(goldenList, "flatlay/last", b); err != nil {
+	if err := golden.CheckDigest(goldenList, "flatlay/last", b); err != nil {
 		t.Error(err)
 	}
 	if d := meanAbsDiff(a, b); d < 0.5 {
@@ -482,7 +482,7 @@ func TestMappingContinuous(t *testing.T) {
 		gw := 720/gridStep + 2
 		for _, ft := range []float64{0, 0.3, 0.7, 1} {
 			r.render(out, ft, ft*4)
-			if err := raster.CheckDigest(goldenList, fmt.Sprintf("%s/%.1f", mv, ft), out); err != nil {
+			if err := golden.CheckDigest(goldenList, fmt.Sprintf("%s/%.1f", mv, ft), out); err != nil {
 				t.Error(err)
 			}
 			worst := 0.0

@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"fashiond/cv"
+	"fashiond/internal/golden"
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/presets"
 	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/selfcheck"
 	"fashiond/pipelines/capability/style"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // memStudio is an in-memory pipelines.Studio.
@@ -292,7 +293,7 @@ func TestGenerateFaceTransfer(t *testing.T) {
 	}
 	out := res.Outputs[0].Image
 	writePNG(t, "mc_face.png", out)
-	if err := raster.CheckDigest(goldenList, "face-transfer", raster.RGBA(out)); err != nil {
+	if err := golden.CheckDigest(goldenList, "face-transfer", raster.RGBA(out)); err != nil {
 		t.Error(err)
 	}
 	w, h, _ := perception.TierSize("1k", "3:4")
@@ -363,7 +364,7 @@ func TestGenerate(t *testing.T) {
 			w, h, _ := perception.TierSize(tc.in["quality"].(string), tc.in["aspectRatio"].(string))
 			for i, o := range res.Outputs {
 				writePNG(t, fmt.Sprintf("mc_%s_%d.png", strings.ReplaceAll(tc.name, " ", "_"), i), o.Image)
-				if err := raster.CheckDigest(goldenList, fmt.Sprintf("%s/%d", tc.name, i), raster.RGBA(o.Image)); err != nil {
+				if err := golden.CheckDigest(goldenList, fmt.Sprintf("%s/%d", tc.name, i), raster.RGBA(o.Image)); err != nil {
 					t.Error(err)
 				}
 				if b := o.Image.Bounds(); b.Dx() != w || b.Dy() != h {
@@ -518,7 +519,7 @@ func TestGeneratePoseReferences(t *testing.T) {
 			}
 			o := res.Outputs[0]
 			writePNG(t, "mc_"+tc.name+".png", o.Image)
-			if err := raster.CheckDigest(goldenList, tc.name, raster.RGBA(o.Image)); err != nil {
+			if err := golden.CheckDigest(goldenList, tc.name, raster.RGBA(o.Image)); err != nil {
 				t.Error(err)
 			}
 			if !strings.Contains(o.Method, "preset:man-seated-industrial") || !strings.Contains(o.Method, tc.want) {
@@ -573,7 +574,7 @@ func TestPromptPoseAlreadyShown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := raster.CheckDigest(goldenList, tc.prompt, raster.RGBA(res.Outputs[0].Image)); err != nil {
+		if err := golden.CheckDigest(goldenList, tc.prompt, raster.RGBA(res.Outputs[0].Image)); err != nil {
 			t.Error(err)
 		}
 		m := res.Outputs[0].Method

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/repose"
 	"fashiond/pipelines/capability/scene"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // layersOf returns the layers of a test image at the working size.

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/repose"
 	"fashiond/pipelines/capability/scene"
 	"fashiond/pipelines/capability/selfcheck"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestMultiPersonConfined re-poses the subject of the two-person photos:

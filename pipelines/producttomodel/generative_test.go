@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/generative"
-	"fashiond/pipelines/pipelinetest"
 )
 
 func runWith(t *testing.T, pl *Pipeline, in Inputs) (*pipelines.Result, error) {

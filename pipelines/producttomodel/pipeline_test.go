@@ -12,13 +12,13 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models/testenv"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/capability/presets"
 	"fashiond/pipelines/capability/style"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // library installs the built-in presets into a temporary directory with

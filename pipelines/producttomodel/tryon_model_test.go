@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	bodypkg "fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/transfer"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // oracleSize is oracle-catvton's person size (its fashiond.json).

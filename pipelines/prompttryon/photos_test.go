@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/recolour"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestTopOnPhotos: "a red top" on the six real photos (full body,

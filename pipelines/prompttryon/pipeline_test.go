@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/presets"
 	"fashiond/pipelines/capability/scene"
-	"fashiond/pipelines/pipelinetest"
 )
 
 func run(t *testing.T, pl *Pipeline, in map[string]any) (*pipelines.Result, error) {

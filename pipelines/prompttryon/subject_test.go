@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/recolour"
 	"fashiond/pipelines/capability/selfcheck"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestGroupPhotoConfined: on the two-person photos the subject (largest

@@ -3,9 +3,9 @@ package tryon
 import (
 	"testing"
 
-	"fashiond/models/testenv"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/pipelines/capability/selfcheck"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestTryonRealPhotosFace: the red tee on the single-person photos never

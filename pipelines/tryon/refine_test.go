@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/capability/generative"
-	"fashiond/pipelines/pipelinetest"
 )
 
 func TestRefinePrompt(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models/testenv"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	bodypkg "fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/selfcheck"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestTryonGroupPhotoConfined: on the two-person photos the garment goes on

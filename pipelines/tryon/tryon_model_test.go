@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/scene"
 	"fashiond/pipelines/capability/transfer"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestTryOnModelPath runs tryon with the oracle try-on model installed on

@@ -7,9 +7,9 @@ import (
 	"image/color"
 	"testing"
 
-	"fashiond/models/testenv"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/pipelines/capability/body"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // overlay tints the subject's region red and other people blue.

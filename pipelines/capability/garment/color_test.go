@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/internal/pipelinetest"
 )
 
 // TestDeltaE2000Sharma checks pairs from Sharma, Wu and Dalal's CIEDE2000

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/mask"
-	"fashiond/pipelines/pipelinetest"
 )
 
 type gtGarment struct {

@@ -6,8 +6,8 @@ import (
 	"image/color"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/generative"
-	"fashiond/pipelines/pipelinetest"
 )
 
 func gradient(w, h int) *image.NRGBA {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/generative"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // regionDiff is the mean absolute RGB difference of a and b inside r.

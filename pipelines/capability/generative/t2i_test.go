@@ -7,8 +7,8 @@ import (
 
 	"fashiond/diffusion"
 	"fashiond/inference"
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/generative"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestTextToImageSizes: the oracle text-to-image contract model makes an

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"fashiond/diffusion"
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/generative"
-	"fashiond/pipelines/pipelinetest"
 )
 
 func TestTryOnSize(t *testing.T) {

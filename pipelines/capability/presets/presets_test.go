@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/internal/pipelinetest"
 )
 
 // install runs scripts/setup-presets.sh into a temporary data directory and

@@ -1,9 +1,9 @@
 // Package raster is the imaging capability the pipelines share: float32
 // image planes and the separable box blurs (BoxBlurH/V, Blur, BoxBlur3,
 // BoxBlurRGBA), resampling (Resize, ResizeFast, ResizeGray,
-// SampleBilinear, SampleFloat, Downsample, Upsample), conversion to RGBA,
-// the sRGB transfer functions, and pixel digests for golden tests. Binary
-// and soft mask morphology lives in pipelines/capability/mask, on these blurs.
+// SampleBilinear, SampleFloat, Downsample, Upsample), conversion to RGBA
+// and the sRGB transfer functions. Binary and soft mask morphology lives in
+// pipelines/capability/mask, on these blurs.
 package raster
 
 import (

@@ -67,35 +67,6 @@ func TestResampleAndMask(t *testing.T) {
 	}
 }
 
-// TestDigest: the digest sees size and every pixel, and not the stride
-// padding of a sub-image.
-func TestDigest(t *testing.T) {
-	a := image.NewRGBA(image.Rect(0, 0, 4, 3))
-	b := image.NewRGBA(image.Rect(0, 0, 3, 4))
-	if Digest(a) == Digest(b) {
-		t.Fatal("4x3 and 3x4 black images have the same digest")
-	}
-	if got, want := Digest(a), zeroDigest; got != want {
-		t.Fatalf("digest %s, want %s", got, want)
-	}
-	c := image.NewRGBA(image.Rect(0, 0, 4, 3))
-	c.Pix[len(c.Pix)-1] = 1
-	if Digest(a) == Digest(c) {
-		t.Fatal("one changed byte does not change the digest")
-	}
-	big := image.NewRGBA(image.Rect(0, 0, 8, 3))
-	for i := range big.Pix {
-		big.Pix[i] = 9 // padding outside the sub-image must not count
-	}
-	sub := big.SubImage(image.Rect(0, 0, 4, 3)).(*image.RGBA)
-	for y := 0; y < 3; y++ {
-		clear(sub.Pix[y*sub.Stride : y*sub.Stride+16])
-	}
-	if Digest(sub) != Digest(a) {
-		t.Fatal("a sub-image's digest depends on the pixels outside it")
-	}
-}
-
 // TestBoxBlur3: three box passes of radius 1 turn an impulse into the
 // kernel [1 3 6 7 6 3 1]/27, keep a constant plane and leave r < 1 alone.
 func TestBoxBlur3(t *testing.T) {

@@ -10,11 +10,12 @@ import (
 	"sync"
 	"testing"
 
+	"fashiond/internal/golden"
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/raster"
-	"fashiond/pipelines/pipelinetest"
 )
 
-// goldenList holds the recorded digests (raster.Digest) of this package's
+// goldenList holds the recorded digests (golden.Digest) of this package's
 // real runs; testdata/golden.sha256 says when and how they were recorded.
 //
 //go:embed testdata/golden.sha256
@@ -120,7 +121,7 @@ func TestNamedColourInRegion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := raster.CheckDigest(goldenList, c.photo+"/"+c.prompt, out); err != nil {
+			if err := golden.CheckDigest(goldenList, c.photo+"/"+c.prompt, out); err != nil {
 				t.Error(err)
 			}
 			alpha := map[string]*raster.Plane{RegionTop: f.r.top, RegionBottom: f.r.bottom, RegionFull: f.r.full}[c.region]
@@ -229,7 +230,7 @@ func TestStripesArePeriodic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := raster.CheckDigest(goldenList, c.prompt, out); err != nil {
+		if err := golden.CheckDigest(goldenList, c.prompt, out); err != nil {
 			t.Error(err)
 		}
 		// Profiles through the chest along the pattern's body axes.
@@ -317,7 +318,7 @@ func TestPatternsChangeTexture(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := raster.CheckDigest(goldenList, prompt, out); err != nil {
+		if err := golden.CheckDigest(goldenList, prompt, out); err != nil {
 			t.Error(err)
 		}
 		// Texture: luminance std inside the chest box, against the plain

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestPoseAgreementFailsOnUnmovedPerson: the untouched source photo

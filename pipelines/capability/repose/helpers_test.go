@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
 	"fashiond/pipelines/capability/scene"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // writePNG writes a PNG under FASHIOND_TEST_OUT for looking at (nothing

@@ -10,12 +10,12 @@ import (
 	"testing"
 
 	"fashiond/cv"
+	"fashiond/internal/golden"
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
-	"fashiond/pipelines/capability/raster"
-	"fashiond/pipelines/pipelinetest"
 )
 
-// goldenList holds the recorded digests (raster.Digest) of this package's
+// goldenList holds the recorded digests (golden.Digest) of this package's
 // real runs; testdata/golden.sha256 says when and how they were recorded.
 //
 //go:embed testdata/golden.sha256
@@ -336,7 +336,7 @@ func TestTemplatePoses(t *testing.T) {
 			t.Fatal(err)
 		}
 		writePNG(t, "template_waving.png", img)
-		if err := raster.CheckDigest(goldenList, "template/waving", img); err != nil {
+		if err := golden.CheckDigest(goldenList, "template/waving", img); err != nil {
 			t.Error(err)
 		}
 		return img
@@ -355,7 +355,7 @@ func TestTemplatePoses(t *testing.T) {
 				t.Fatal(err)
 			}
 			writePNG(t, fmt.Sprintf("template%d.png", i), r.Image)
-			if err := raster.CheckDigest(goldenList, fmt.Sprintf("template/%d", i), r.Image); err != nil {
+			if err := golden.CheckDigest(goldenList, fmt.Sprintf("template/%d", i), r.Image); err != nil {
 				t.Error(err)
 			}
 			got := measured(t, p, r.Image)
@@ -435,7 +435,7 @@ func TestTextPoses(t *testing.T) {
 				t.Fatal(err)
 			}
 			writePNG(t, fmt.Sprintf("text%d.png", i), r.Image)
-			if err := raster.CheckDigest(goldenList, "text/"+tc.text, r.Image); err != nil {
+			if err := golden.CheckDigest(goldenList, "text/"+tc.text, r.Image); err != nil {
 				t.Error(err)
 			}
 			got := measured(t, p, r.Image)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/internal/pipelinetest"
 )
 
 // TestIdentityReposeNoSeams re-poses the standing man into his own pose:

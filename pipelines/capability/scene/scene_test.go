@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/internal/pipelinetest"
 )
 
 // dump writes a PNG under FASHIOND_TEST_OUT for looking at (nothing when

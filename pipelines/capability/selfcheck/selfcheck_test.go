@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/raster"
-	"fashiond/pipelines/pipelinetest"
 )
 
 func grey(w, h int, v uint8) *image.RGBA {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/internal/pipelinetest"
 )
 
 var (

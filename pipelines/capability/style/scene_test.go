@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/selfcheck"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestBackdropRule runs the backdrop rule on real photos: a standing man

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/internal/pipelinetest"
 )
 
 const photo = "images/fashn_model.webp"

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
 	"fashiond/pipelines"
 	bodypkg "fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/selfcheck"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestSubjectExplain: the transfer's job errors name personImage; a

@@ -7,14 +7,15 @@ import (
 	"math"
 	"testing"
 
+	"fashiond/internal/golden"
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
 	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/raster"
-	"fashiond/pipelines/pipelinetest"
 )
 
-// goldenList holds the recorded digests (raster.Digest) of this package's
+// goldenList holds the recorded digests (golden.Digest) of this package's
 // real runs; testdata/golden.sha256 says when and how they were recorded.
 //
 //go:embed testdata/golden.sha256
@@ -78,7 +79,7 @@ func TestTransferTeeOnRealPhoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := raster.CheckDigest(goldenList, "tee-standard", out); err != nil {
+	if err := golden.CheckDigest(goldenList, "tee-standard", out); err != nil {
 		t.Error(err)
 	}
 	if info.Method != "affine-warp+lighting" || len(info.Notes) == 0 {
@@ -125,7 +126,7 @@ func TestTryonTrousersOnLegs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := raster.CheckDigest(goldenList, "trousers-standard", out); err != nil {
+	if err := golden.CheckDigest(goldenList, "trousers-standard", out); err != nil {
 		t.Error(err)
 	}
 	if info.Kind != garment.KindBottom {
@@ -185,7 +186,7 @@ func TestTryonHyperLongSleeves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := raster.CheckDigest(goldenList, "sleeves-hyper", out); err != nil {
+	if err := golden.CheckDigest(goldenList, "sleeves-hyper", out); err != nil {
 		t.Error(err)
 	}
 	if info.Method != "tps-warp-hires+shading+edge-refine" {
@@ -217,7 +218,7 @@ func TestTryonHyperLongSleeves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := raster.CheckDigest(goldenList, "sleeves-high", hi); err != nil {
+	if err := golden.CheckDigest(goldenList, "sleeves-high", hi); err != nil {
 		t.Error(err)
 	}
 	ch, cr := lumaCorr(out, orig, core), lumaCorr(hi, orig, core)

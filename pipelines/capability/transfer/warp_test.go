@@ -6,9 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
 	"fashiond/pipelines/capability/garment"
-	"fashiond/pipelines/pipelinetest"
 )
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }

@@ -19,7 +19,7 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"fashiond/fetch"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 // Root is the repository root (testenv.Root).

@@ -8,7 +8,7 @@ import (
 
 	"fashiond/diffusion"
 	"fashiond/inference"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 	"fashiond/pipelines/capability/generative"
 )
 

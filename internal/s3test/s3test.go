@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 // Version is the versitygw release scripts/setup-s3-test.sh builds.

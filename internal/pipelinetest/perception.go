@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"fashiond/inference"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 	"fashiond/perception"
 )
 

@@ -1,4 +1,7 @@
-package raster
+// Package golden pins images bit for bit in tests: the digest of an
+// image's pixels and the sha256sum-layout lists (testdata/golden.sha256)
+// the golden tests compare against. Only tests import it.
+package golden
 
 import (
 	"crypto/sha256"
