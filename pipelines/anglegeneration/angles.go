@@ -25,6 +25,7 @@ import (
 	"fashiond/pipelines"
 	bodypkg "fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/scene"
 	"fashiond/spec"
 )
@@ -153,10 +154,10 @@ func (p *Pipeline) Prepare(ctx context.Context, img image.Image) (*Renderer, err
 	if b.Dx() < 32 || b.Dy() < 32 {
 		return nil, pipelines.Failf("inputs.imageUrl: image %dx%d is too small (need at least 32x32)", b.Dx(), b.Dy())
 	}
-	work := scene.RGBA(img)
+	work := raster.RGBA(img)
 	if px := b.Dx() * b.Dy(); px > maxWorkPixels {
 		k := math.Sqrt(float64(maxWorkPixels) / float64(px))
-		work = scene.Resize(img, max(1, int(float64(b.Dx())*k)), max(1, int(float64(b.Dy())*k)))
+		work = raster.Resize(img, max(1, int(float64(b.Dx())*k)), max(1, int(float64(b.Dy())*k)))
 	}
 	a, err := p.people(ctx, work)
 	if err != nil {

@@ -32,7 +32,7 @@ func dump(t testing.TB, name string, img image.Image) { pipelinetest.WritePNG(t,
 
 // mad is the mean absolute RGB difference of two same-size images.
 func mad(a, b image.Image) float64 {
-	ra, rb := scene.RGBA(a), scene.RGBA(b)
+	ra, rb := raster.RGBA(a), raster.RGBA(b)
 	var s float64
 	for i := 0; i < len(ra.Pix); i += 4 {
 		for c := 0; c < 3; c++ {
@@ -45,7 +45,7 @@ func mad(a, b image.Image) float64 {
 // shiftedMAD is the smallest mean abs difference of a and b over horizontal
 // shifts of up to a fifth of the width (the overlap only).
 func shiftedMAD(a, b image.Image) float64 {
-	ra, rb := scene.RGBA(a), scene.RGBA(b)
+	ra, rb := raster.RGBA(a), raster.RGBA(b)
 	w, h := ra.Rect.Dx(), ra.Rect.Dy()
 	best := math.Inf(1)
 	for s := -w / 5; s <= w/5; s += 2 {

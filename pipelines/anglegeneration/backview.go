@@ -8,6 +8,7 @@ import (
 
 	"fashiond/cv"
 	"fashiond/perception"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/scene"
 )
 
@@ -74,7 +75,7 @@ func backView(s *scene.Scene, parse *perception.Parsing, faces []perception.Face
 func removePrint(img *image.RGBA, s *scene.Scene, clothes *image.Gray) (*image.RGBA, error) {
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	hipY, _ := hipRow(s.Pose, h)
-	cl := scene.ResizeGray(clothes, w, h)
+	cl := raster.ResizeGray(clothes, w, h)
 	var lum []int
 	idx := make([]int, 0, 1024)
 	for y := 0; y < min(hipY, h); y++ {
@@ -135,7 +136,7 @@ func hairColour(img *image.RGBA, person *image.Gray, parse *perception.Parsing, 
 	if parse == nil || parse.Hair == nil {
 		return defaultHair
 	}
-	hg := scene.ResizeGray(parse.Hair, img.Rect.Dx(), img.Rect.Dy())
+	hg := raster.ResizeGray(parse.Hair, img.Rect.Dx(), img.Rect.Dy())
 	big := box.Inset(-box.Dx() / 2).Intersect(img.Rect)
 	upper := big
 	upper.Max.Y = box.Min.Y + box.Dy()/2
@@ -239,11 +240,11 @@ func hairKeep(parse *perception.Parsing, w, h, bw int) *image.Gray {
 	if parse == nil || parse.Skin == nil {
 		return nil
 	}
-	sk := scene.ResizeGray(parse.Skin, w, h)
+	sk := raster.ResizeGray(parse.Skin, w, h)
 	keep := image.NewGray(sk.Rect)
 	copy(keep.Pix, sk.Pix)
 	if parse.Hair != nil {
-		hg := scene.ResizeGray(parse.Hair, w, h)
+		hg := raster.ResizeGray(parse.Hair, w, h)
 		for i, v := range hg.Pix {
 			keep.Pix[i] = max(keep.Pix[i], v)
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"fashiond/perception"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/scene"
 )
 
@@ -174,16 +175,16 @@ func shiftBackground(plate *image.RGBA, depth *perception.Depth, pivot float32, 
 		}
 	}
 	uniform := -st * clampf(-0.3*k, -smax, smax)
-	scene.ParallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			for x := 0; x < w; x++ {
 				sx := float32(x) + uniform
 				if shift != nil {
 					// two fixed-point steps: the shift at the source point
 					sx = float32(x) + shift[y*w+x]
-					sx = float32(x) + scene.SampleFloat(shift, w, h, min(max(sx, 0), float32(w-1)), float32(y))
+					sx = float32(x) + raster.SampleFloat(shift, w, h, min(max(sx, 0), float32(w-1)), float32(y))
 				}
-				r, g, b, _ := scene.SampleBilinear(ext.Pix, ew, h, sx+float32(m), float32(y))
+				r, g, b, _ := raster.SampleBilinear(ext.Pix, ew, h, sx+float32(m), float32(y))
 				i := y*out.Stride + x*4
 				out.Pix[i], out.Pix[i+1], out.Pix[i+2], out.Pix[i+3] = uint8(r+0.5), uint8(g+0.5), uint8(b+0.5), 255
 			}
@@ -356,7 +357,7 @@ func (b *body) foreshorten(left bool, cn, cf, par float64) (*image.RGBA, *image.
 	if !left {
 		sign = -1
 	}
-	scene.ParallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		rowF := make([]float64, w)
 		inv := make([]float32, w)
 		for y := y0; y < y1; y++ {

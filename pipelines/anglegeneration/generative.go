@@ -14,7 +14,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/mask"
-	"fashiond/pipelines/capability/scene"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/selfcheck"
 )
 
@@ -187,7 +187,7 @@ func (p *Pipeline) generate(ctx context.Context, r *Renderer, v *View, id string
 		if err != nil {
 			return nil, "", nil, err
 		}
-		img = scene.RGBA(out)
+		img = raster.RGBA(out)
 		method += "+generative-fill(" + info.Model + ")"
 		notes = append(notes, info.Note("where the person stood in the photo and the new view leaves the background plate's fill, the region was"))
 	}
@@ -198,7 +198,7 @@ func (p *Pipeline) generate(ctx context.Context, r *Renderer, v *View, id string
 		if err != nil {
 			return nil, "", nil, err
 		}
-		img = scene.RGBA(out)
+		img = raster.RGBA(out)
 		method += fmt.Sprintf("+generative-refine(%s, strength %g)", info.Model, s)
 		notes = append(notes, info.Note("the person and the uncovered region, redrawn over the classical view's layout (img2img), were"))
 	}
@@ -269,7 +269,7 @@ func (r *Renderer) describe() (string, bool) {
 	}
 	w, h := s.Image.Rect.Dx(), s.Image.Rect.Dy()
 	hipY, torso := hipRow(s.Pose, h)
-	cl := scene.ResizeGray(s.Parsing.Clothes, w, h)
+	cl := raster.ResizeGray(s.Parsing.Clothes, w, h)
 	var parts [2][]color.RGBA
 	person, lowest := 0, 0
 	for y := range h {

@@ -54,7 +54,7 @@ func newRenderer(s *scene.Scene, mv Move, w, h int, extend extender) (*renderer,
 	r.ww = even(int(math.Round(float64(w) * worldMargin)))
 	r.wh = even(int(math.Round(float64(h) * worldMargin)))
 	pl := r.place(s)
-	bg := scene.Resize(s.Background, pl.cw, pl.ch)
+	bg := raster.Resize(s.Background, pl.cw, pl.ch)
 	world, err := extend(bg, r.ww, r.wh, image.Pt(pl.ox, pl.oy))
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func newRenderer(s *scene.Scene, mv Move, w, h int, extend extender) (*renderer,
 	r.motion = newBodyMotion(s.Pose, pl.k, float64(pl.ox), float64(pl.oy), r.pbox, r.wh)
 	if r.motion != nil && s.Parsing != nil && s.Parsing.Hair != nil {
 		cw, ch, ox, oy := pl.cw, pl.ch, pl.ox, pl.oy
-		hg := scene.Feather(scene.ResizeGray(s.Parsing.Hair, cw, ch), max(1, ch/hairFeatherDiv))
+		hg := scene.Feather(raster.ResizeGray(s.Parsing.Hair, cw, ch), max(1, ch/hairFeatherDiv))
 		r.motion.setHair(func(x, y int) float32 {
 			x, y = x-ox, y-oy
 			if x < 0 || y < 0 || x >= cw || y >= ch {
@@ -184,8 +184,8 @@ func personPivot(s *scene.Scene, pivot float32) float32 {
 // plus a margin): straight RGB with the person mask as alpha.
 func (r *renderer) personLayer(s *scene.Scene, pl placement) {
 	k, cw, ch, ox, oy, box := pl.k, pl.cw, pl.ch, pl.ox, pl.oy, pl.box
-	img := scene.Resize(s.Image, cw, ch)
-	alpha := scene.ResizeGray(s.PersonMask, cw, ch)
+	img := raster.Resize(s.Image, cw, ch)
+	alpha := raster.ResizeGray(s.PersonMask, cw, ch)
 	pb := image.Rect(int(float64(box.Min.X)*k)+ox-personMargin, int(float64(box.Min.Y)*k)+oy-personMargin,
 		int(math.Ceil(float64(box.Max.X)*k))+ox+personMargin, int(math.Ceil(float64(box.Max.Y)*k))+oy+personMargin)
 	pb = pb.Intersect(image.Rect(ox, oy, ox+cw, oy+ch))
@@ -212,7 +212,7 @@ func (r *renderer) personLayer(s *scene.Scene, pl placement) {
 func (r *renderer) personDepth(s *scene.Scene, pl placement) {
 	sw4, sh4 := max(1, pl.cw/depthDown), max(1, pl.ch/depthDown)
 	d4 := scene.ResizeDepth(s.Depth, sw4, sh4)
-	m4 := scene.ResizeGray(s.PersonMask, sw4, sh4)
+	m4 := raster.ResizeGray(s.PersonMask, sw4, sh4)
 	num := make([]float32, sw4*sh4)
 	den := make([]float32, sw4*sh4)
 	for i := range num {
@@ -327,7 +327,7 @@ func (r *renderer) render(out *image.RGBA, t, tau float64) {
 	}
 	g := r.grid
 	pbx, pby := float32(r.pbox.Min.X), float32(r.pbox.Min.Y)
-	scene.ParallelRows(gh, func(j0, j1 int) {
+	raster.ParallelRows(gh, func(j0, j1 int) {
 		for j := j0; j < j1; j++ {
 			for i := 0; i < gw; i++ {
 				wx, wy, px, py := r.node(&v, i, j)
@@ -337,7 +337,7 @@ func (r *renderer) render(out *image.RGBA, t, tau float64) {
 		}
 	})
 	span := r.personSpan(cam, &v)
-	scene.ParallelRows(r.H, func(y0, y1 int) {
+	raster.ParallelRows(r.H, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			r.renderRow(out, y, gw, span)
 		}
@@ -400,7 +400,7 @@ func (r *renderer) node(v *view, i, j int) (wx, wy, px, py float32) {
 		wx = v.cwx + (sx-v.trx*dd)/s
 		wy = v.cwy + (sy-v.try*dd)/s
 		if it < 3 {
-			d = scene.SampleFloat(r.depth, r.dw, r.dh, wx*invD, wy*invD)
+			d = raster.SampleFloat(r.depth, r.dw, r.dh, wx*invD, wy*invD)
 		}
 	}
 	if r.pdepth != nil {
@@ -411,7 +411,7 @@ func (r *renderer) node(v *view, i, j int) (wx, wy, px, py float32) {
 			px = v.cwx + (sx-v.trx*dd)/s
 			py = v.cwy + (sy-v.try*dd)/s
 			if it < 2 {
-				dp = scene.SampleFloat(r.pdepth, r.dw, r.dh, px*invD, py*invD)
+				dp = raster.SampleFloat(r.pdepth, r.dw, r.dh, px*invD, py*invD)
 			}
 		}
 	} else {

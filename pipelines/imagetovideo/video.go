@@ -23,6 +23,7 @@ import (
 	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/scene"
 	"fashiond/spec"
 )
@@ -266,10 +267,10 @@ func (p *Pipeline) layout(ctx context.Context, img image.Image, spec Spec, st *S
 	if b.Dx() < minAnimateSide || b.Dy() < minAnimateSide {
 		return nil, pipelines.Failf("inputs.imageUrl: image %dx%d is too small to animate (need at least 32x32)", b.Dx(), b.Dy())
 	}
-	work := scene.RGBA(img)
+	work := raster.RGBA(img)
 	if px := b.Dx() * b.Dy(); px > maxWorkPixels {
 		k := math.Sqrt(float64(maxWorkPixels) / float64(px))
-		work = scene.Resize(img, max(1, int(float64(b.Dx())*k)), max(1, int(float64(b.Dy())*k)))
+		work = raster.Resize(img, max(1, int(float64(b.Dx())*k)), max(1, int(float64(b.Dy())*k)))
 	}
 	progress("layers", 0.03, "person, background and depth")
 	sc, err := scene.Layers(ctx, p.p, work, scene.Options{WithDepth: true})

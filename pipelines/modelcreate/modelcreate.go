@@ -24,6 +24,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/recolour"
 	"fashiond/pipelines/capability/repose"
 	"fashiond/pipelines/capability/scene"
@@ -144,7 +145,7 @@ func (pl *Pipeline) toTier(ctx context.Context, img image.Image, k float64, focu
 	x0 = max(0, min(x0, w-cw))
 	y0 = max(0, min(y0, h-ch))
 	crop := image.Rect(x0, y0, x0+cw, y0+ch)
-	sub := scene.RGBA(img).SubImage(crop.Add(r.Min))
+	sub := raster.RGBA(img).SubImage(crop.Add(r.Min))
 	out, err := pl.p.ToTier(ctx, sub, quality, ratio)
 	if err != nil {
 		return framed{}, err
@@ -303,7 +304,7 @@ func reshape(sc *scene.Scene, top, hips float64) *scene.Scene {
 	fg := image.NewRGBA(img.Rect)
 	alpha := image.NewGray(img.Rect)
 	pm := sc.PersonMask
-	scene.ParallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			s, cx := scaleAt(float64(y))
 			for x := 0; x < w; x++ {
@@ -311,7 +312,7 @@ func reshape(sc *scene.Scene, top, hips float64) *scene.Scene {
 				if fx < 0 || fx > float64(w-1) {
 					continue
 				}
-				r, g, b, _ := scene.SampleBilinear(img.Pix, w, h, float32(fx), float32(y))
+				r, g, b, _ := raster.SampleBilinear(img.Pix, w, h, float32(fx), float32(y))
 				x0 := int(fx)
 				x1 := min(x0+1, w-1)
 				ax := fx - float64(x0)

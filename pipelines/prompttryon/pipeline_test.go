@@ -13,7 +13,7 @@ import (
 	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/presets"
-	"fashiond/pipelines/capability/scene"
+	"fashiond/pipelines/capability/raster"
 )
 
 func run(t *testing.T, pl *Pipeline, in map[string]any) (*pipelines.Result, error) {
@@ -52,7 +52,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	// The samples differ in the garment (a shade variation), not elsewhere.
-	a, b := scene.RGBA(res.Outputs[0].Image), scene.RGBA(res.Outputs[1].Image)
+	a, b := raster.RGBA(res.Outputs[0].Image), raster.RGBA(res.Outputs[1].Image)
 	chest := image.Rect(a.Rect.Dx()*60/100, a.Rect.Dy()*36/100, a.Rect.Dx()*76/100, a.Rect.Dy()*46/100)
 	bg := image.Rect(a.Rect.Dx()*85/100, a.Rect.Dy()*5/100, a.Rect.Dx()*97/100, a.Rect.Dy()*20/100)
 	meanDiff := func(r image.Rectangle) float64 {

@@ -11,7 +11,7 @@ import (
 	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/mask"
-	"fashiond/pipelines/capability/scene"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/transfer"
 )
 
@@ -56,8 +56,8 @@ func TestTryOnModelPath(t *testing.T) {
 	}
 	region := subj.tryOnMask(info)
 	pipelinetest.WritePNG(t, "tryon_model_oracle.png", o.Image)
-	checkRegionColour(t, scene.RGBA(o.Image), region, subj.crop.Min, fedGarmentMean(gimg, subj.crop))
-	checkOutsideRegion(t, scene.RGBA(person), scene.RGBA(o.Image), region, subj.crop.Min)
+	checkRegionColour(t, raster.RGBA(o.Image), region, subj.crop.Min, fedGarmentMean(gimg, subj.crop))
+	checkOutsideRegion(t, raster.RGBA(person), raster.RGBA(o.Image), region, subj.crop.Min)
 	if share := pipelinetest.ChangedShare(person, o.Image, pipelinetest.Outside(subj.alpha)); share != 0 {
 		t.Fatalf("%.4f%% of the pixels outside the subject changed", 100*share)
 	}

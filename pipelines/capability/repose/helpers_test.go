@@ -8,6 +8,7 @@ import (
 
 	"fashiond/internal/pipelinetest"
 	"fashiond/perception"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/scene"
 )
 
@@ -53,7 +54,7 @@ func measured(t testing.TB, p perception.Perception, img image.Image) Skeleton {
 
 // drawSkeleton overlays a skeleton's limbs (for looking at results).
 func drawSkeleton(img image.Image, s Skeleton, c [3]uint8) *image.RGBA {
-	out := scene.RGBA(img)
+	out := raster.RGBA(img)
 	cp := image.NewRGBA(out.Rect)
 	copy(cp.Pix, out.Pix)
 	bones := [][2]int{{11, 12}, {11, 13}, {13, 15}, {12, 14}, {14, 16}, {11, 23}, {12, 24}, {23, 24}, {23, 25}, {25, 27}, {24, 26}, {26, 28}, {0, 7}, {0, 8}}

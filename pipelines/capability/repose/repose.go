@@ -18,6 +18,7 @@ import (
 	"math"
 
 	"fashiond/perception"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/scene"
 )
 
@@ -106,8 +107,8 @@ func FitPixels(img image.Image, maxPx int) *image.RGBA {
 	b := img.Bounds()
 	px := b.Dx() * b.Dy()
 	if px <= maxPx {
-		return scene.RGBA(img)
+		return raster.RGBA(img)
 	}
 	k := math.Sqrt(float64(maxPx) / float64(px))
-	return scene.Resize(img, max(1, int(float64(b.Dx())*k)), max(1, int(float64(b.Dy())*k)))
+	return raster.Resize(img, max(1, int(float64(b.Dx())*k)), max(1, int(float64(b.Dy())*k)))
 }

@@ -9,6 +9,7 @@ import (
 
 	"fashiond/cv"
 	"fashiond/perception"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/scene"
 )
 
@@ -353,7 +354,7 @@ func NewReposer(ctx context.Context, p perception.Perception, src *scene.Scene) 
 			return nil, ctx.Err()
 		}
 	}
-	r := &Reposer{src: src, S: S, rel: legReliability(pose, S), img: scene.RGBA(src.Image)}
+	r := &Reposer{src: src, S: S, rel: legReliability(pose, S), img: raster.RGBA(src.Image)}
 	if err := r.layers(ctx, skin); err != nil {
 		return nil, err
 	}
@@ -482,7 +483,7 @@ func choosePart(lab int, best *[nParts]float64, byHand *[nParts]bool, lowSkin bo
 func labelPixels(bones []bone, pm, skin *image.Gray, w, h int) ([]int8, [2][]float32) {
 	label := make([]int8, w*h)
 	armScore := [2][]float32{make([]float32, w*h), make([]float32, w*h)}
-	scene.ParallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		var best [nParts]float64
 		for y := y0; y < y1; y++ {
 			for x := 0; x < w; x++ {
@@ -518,7 +519,7 @@ func partCoverage(bones []bone, label []int8, pm *image.Gray, w, h int) (cov [][
 	}
 	limbMask = image.NewGray(image.Rect(0, 0, w, h))
 	armMask = image.NewGray(image.Rect(0, 0, w, h))
-	scene.ParallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		var best [nParts]float64
 		for y := y0; y < y1; y++ {
 			for x := 0; x < w; x++ {
@@ -599,7 +600,7 @@ func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
 	sort.SliceStable(layers, func(a, b int) bool { return layers[a].z > layers[b].z })
 
 	out := image.NewRGBA(img.Rect)
-	copy(out.Pix, scene.RGBA(src.Background).Pix)
+	copy(out.Pix, raster.RGBA(src.Background).Pix)
 	alphaOut := image.NewGray(img.Rect)
 	g := max(3, int(math.Round(float64(max(w, h))/160)))
 	for _, L := range layers {
@@ -759,7 +760,7 @@ func blendVertices(use []weightedBone, need []bool, w, h, g int) (vx, vy []float
 	gw, gh := (w+g-1)/g+1, (h+g-1)/g+1
 	vx = make([]float64, gw*gh)
 	vy = make([]float64, gw*gh)
-	scene.ParallelRows(gh, func(r0, r1 int) {
+	raster.ParallelRows(gh, func(r0, r1 int) {
 		sc := make([]float64, len(use))
 		for vyI := r0; vyI < r1; vyI++ {
 			for vxI := 0; vxI < gw; vxI++ {
@@ -839,7 +840,7 @@ func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf []u
 			if a <= abuf[i] {
 				continue
 			}
-			r, g, b, _ := scene.SampleBilinear(tex.Pix, w, h, float32(sx), float32(sy))
+			r, g, b, _ := raster.SampleBilinear(tex.Pix, w, h, float32(sx), float32(sy))
 			abuf[i] = a
 			o := y*buf.Stride + x*4
 			buf.Pix[o] = uint8(r + 0.5)
@@ -905,8 +906,8 @@ func inpaintHalf(img *image.RGBA, mask *image.Gray) (*image.RGBA, error) {
 		return cv.Inpaint(img, mask, 5)
 	}
 	sw, sh := (w+1)/2, (h+1)/2
-	small := scene.ResizeFast(img, sw, sh)
-	sm := scene.ResizeGray(mask, sw, sh)
+	small := raster.ResizeFast(img, sw, sh)
+	sm := raster.ResizeGray(mask, sw, sh)
 	for i, v := range sm.Pix {
 		if v > 0 {
 			sm.Pix[i] = 255
@@ -916,7 +917,7 @@ func inpaintHalf(img *image.RGBA, mask *image.Gray) (*image.RGBA, error) {
 	if err != nil {
 		return nil, err
 	}
-	up := scene.Resize(f, w, h)
+	up := raster.Resize(f, w, h)
 	out := image.NewRGBA(img.Rect)
 	copy(out.Pix, img.Pix)
 	for y := 0; y < h; y++ {

@@ -1,6 +1,10 @@
 package scene
 
-import "image"
+import (
+	"image"
+
+	"fashiond/pipelines/capability/raster"
+)
 
 // pushPull fills the pixels where hole is true with a smooth membrane from
 // the known pixels: a weighted image pyramid is built down to 1x1 (push)
@@ -64,7 +68,7 @@ func pushPull(img *image.RGBA, hole []bool) *image.RGBA {
 					continue
 				}
 				cx := (float32(x)+0.5)/2 - 0.5
-				wt := SampleFloat(c.wt, c.w, c.h, cx, cy)
+				wt := raster.SampleFloat(c.wt, c.w, c.h, cx, cy)
 				if wt <= 0 {
 					continue
 				}

@@ -85,7 +85,7 @@ func Layers(ctx context.Context, p perception.Perception, img image.Image, o Opt
 	if p == nil {
 		return nil, errors.New("scene: no perception models")
 	}
-	src := RGBA(img)
+	src := raster.RGBA(img)
 	w, h := src.Rect.Dx(), src.Rect.Dy()
 	if w < 16 || h < 16 {
 		return nil, fmt.Errorf("scene: image %dx%d is too small (need at least 16x16)", w, h)
@@ -196,7 +196,7 @@ func refineMask(w, h int, sel *image.Gray, pose *perception.Pose, parse *percept
 			return
 		}
 		if g.Rect.Dx() != w || g.Rect.Dy() != h {
-			g = ResizeGray(g, w, h)
+			g = raster.ResizeGray(g, w, h)
 		}
 		for y := 0; y < h; y++ {
 			row := g.Pix[y*g.Stride : y*g.Stride+w]
@@ -341,8 +341,8 @@ func inpaintSmall(src *image.RGBA, holeMask *image.Gray) (*image.RGBA, error) {
 	w, h := src.Rect.Dx(), src.Rect.Dy()
 	scale := math.Min(1, fillWorkSide/float64(max(w, h)))
 	sw, sh := max(8, int(math.Round(float64(w)*scale))), max(8, int(math.Round(float64(h)*scale)))
-	small := ResizeFast(src, sw, sh)
-	smallHole := ResizeGray(holeMask, sw, sh)
+	small := raster.ResizeFast(src, sw, sh)
+	smallHole := raster.ResizeGray(holeMask, sw, sh)
 	for i, v := range smallHole.Pix {
 		if v > 0 {
 			smallHole.Pix[i] = 255
@@ -369,7 +369,7 @@ func inpaintSmall(src *image.RGBA, holeMask *image.Gray) (*image.RGBA, error) {
 			filled.Pix[i*4+c] = uint8(float32(filled.Pix[i*4+c])*(1-a) + float32(smooth.Pix[i*4+c])*a + 0.5)
 		}
 	}
-	return Resize(filled, w, h), nil
+	return raster.Resize(filled, w, h), nil
 }
 
 // grainSigma measures the photo's grain: the high-frequency residual's
@@ -456,7 +456,7 @@ func personDepth(ground *perception.Depth, mask *image.Gray) *perception.Depth {
 // alpha has fg's size (its bounds relative to fg's origin) and 255 means
 // fully fg.
 func Composite(dst *image.RGBA, fg image.Image, alpha *image.Gray, at image.Point) {
-	f := RGBA(fg)
+	f := raster.RGBA(fg)
 	fw, fh := f.Rect.Dx(), f.Rect.Dy()
 	aw, ah := alpha.Rect.Dx(), alpha.Rect.Dy()
 	cw, ch := min(fw, aw), min(fh, ah)
@@ -504,7 +504,7 @@ func Extend(bg image.Image, w, h int) *image.RGBA {
 // ExtendAt is Extend with bg's top-left corner placed at `at` on the canvas
 // (which may be negative: bg is then cropped).
 func ExtendAt(bg image.Image, w, h int, at image.Point) *image.RGBA {
-	src := RGBA(bg)
+	src := raster.RGBA(bg)
 	bw, bh := src.Rect.Dx(), src.Rect.Dy()
 	ox, oy := at.X, at.Y
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -585,7 +585,7 @@ func ResizeDepth(d *perception.Depth, w, h int) *perception.Depth {
 		for y := y0; y < y1; y++ {
 			fy := (float32(y)+0.5)*sy - 0.5
 			for x := 0; x < w; x++ {
-				out.Data[y*w+x] = SampleFloat(d.Data, d.W, d.H, (float32(x)+0.5)*sx-0.5, fy)
+				out.Data[y*w+x] = raster.SampleFloat(d.Data, d.W, d.H, (float32(x)+0.5)*sx-0.5, fy)
 			}
 		}
 	})
