@@ -158,16 +158,11 @@ type Generative struct {
 	TryOner generative.TryOner
 }
 
-// OpenGenerative loads the node's installed generative models by role:
+// openGenerative loads the node's installed generative models by role:
 // roles[task] names the model (FASHIOND_GENERATIVE_<ROLE>; "none" turns the
 // role off), else the only installed model of the task, or none. Several
 // models of one task and no name is an error naming them. The Closer
 // releases what was loaded.
-func OpenGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string, roles map[diffusion.Task]string, batching bool, log *slog.Logger) (Generative, io.Closer, error) {
-	return openGenerative(ctx, rt, modelsDir, roles, diffusion.Options{Batching: batching}, log)
-}
-
-// openGenerative is OpenGenerative with the models' options.
 func openGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string, roles map[diffusion.Task]string, opts diffusion.Options, log *slog.Logger) (Generative, io.Closer, error) {
 	var gen Generative
 	var cl closers

@@ -85,18 +85,6 @@ func srTiles(w, h, t int) int {
 	return len(tilePositions(max(w, t), t, srOverlap)) * len(tilePositions(max(h, t), t, srOverlap))
 }
 
-// SRPlan reports which SR model ToTier would run for a w x h source at the
-// given tier and ratio under the suite's policy ("" = Lanczos only).
-func (s *Suite) SRPlan(ctx context.Context, w, h int, tier, ratio string) (SRModel, error) {
-	tw, th, err := TierSize(tier, ratio)
-	if err != nil {
-		return "", err
-	}
-	a, b, _ := ParseRatio(ratio)
-	cw, ch := ratioCrop(w, h, a, b)
-	return s.upscalePlan(ctx, s.opts.UpscalePolicy, cw, ch, tw, th)
-}
-
 // srDevice is the execution provider super-resolution runs (or would run)
 // on: the loaded SR model's, else what the runtime would choose.
 func (s *Suite) srDevice(ctx context.Context) string {

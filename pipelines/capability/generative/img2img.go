@@ -39,15 +39,6 @@ type Img2Img struct {
 	m *diffusion.Model
 }
 
-// NewRefiner wraps an installed text-to-image or inpainting model.
-func NewRefiner(m *diffusion.Model) (*Img2Img, error) {
-	switch m.Task() {
-	case diffusion.TextToImage, diffusion.Inpainting:
-		return &Img2Img{m: m}, nil
-	}
-	return nil, fmt.Errorf("generative: model %s is %s: img2img needs a %s or %s model", m.Name(), m.Task(), diffusion.TextToImage, diffusion.Inpainting)
-}
-
 // Model is the wrapped model's name.
 func (r *Img2Img) Model() string { return r.m.Name() }
 

@@ -558,13 +558,8 @@ func ExtendAt(bg image.Image, w, h int, at image.Point) *image.RGBA {
 	return out
 }
 
-// ExtendDepth extends a depth map like Extend (reflection; depth is smooth
-// so no blur is needed).
-func ExtendDepth(d *perception.Depth, w, h int) *perception.Depth {
-	return ExtendDepthAt(d, w, h, image.Pt((w-d.W)/2, (h-d.H)/2))
-}
-
-// ExtendDepthAt is ExtendDepth with d's top-left corner at `at`.
+// ExtendDepthAt extends a depth map like Extend (reflection; depth is
+// smooth so no blur is needed), with d's top-left corner at `at`.
 func ExtendDepthAt(d *perception.Depth, w, h int, at image.Point) *perception.Depth {
 	out := &perception.Depth{W: w, H: h, Data: make([]float32, w*h)}
 	for y := 0; y < h; y++ {
