@@ -84,9 +84,6 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 		return nil, pipelines.Failf("invalid inputs: %v", err)
 	}
 	progress := req.Progress
-	if progress == nil {
-		progress = func(string, float64, string) {}
-	}
 	progress("load", 0.02, "")
 	img, err := req.Images.Load(ctx, "inputs.imageUrl", in.ImageURL)
 	if err != nil {

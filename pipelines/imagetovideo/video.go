@@ -138,9 +138,6 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 		return nil, pipelines.Failf("inputs: %v", err)
 	}
 	progress := req.Progress
-	if progress == nil {
-		progress = func(string, float64, string) {}
-	}
 	progress("load", 0.01, "")
 	img, err := req.Images.Load(ctx, "inputs.imageUrl", in.ImageURL)
 	if err != nil {
@@ -186,11 +183,9 @@ func method(st *Stats) string {
 // maxWorkPixels bounds the working resolution of the still.
 const maxWorkPixels = 1_600_000
 
-// Generate renders the clip for img and returns the MP4 bytes and timings.
+// Generate renders the clip for img and returns the MP4 bytes and timings;
+// progress is never nil (pipelinetest.NoProgress when nothing watches).
 func (p *Pipeline) Generate(ctx context.Context, img image.Image, spec Spec, progress pipelines.ProgressFunc) ([]byte, *Stats, error) {
-	if progress == nil {
-		progress = func(string, float64, string) {}
-	}
 	start := time.Now()
 	st := &Stats{Move: ChooseMove(spec.Prompt)}
 	r, err := p.layout(ctx, img, spec, st, progress)

@@ -358,7 +358,7 @@ func BenchmarkGenerate(b *testing.B) {
 			}
 			var st *Stats
 			for i := 0; i < b.N; i++ {
-				_, st, err = pl.Generate(context.Background(), img, spec, nil)
+				_, st, err = pl.Generate(context.Background(), img, spec, pipelinetest.NoProgress)
 				if err != nil {
 					b.Fatal(err)
 				}

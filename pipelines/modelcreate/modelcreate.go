@@ -66,9 +66,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if req.Studio == nil {
 		return nil, pipelines.Failf("model-create: no studio is configured to save models in")
 	}
-	if req.Progress == nil {
-		req.Progress = func(string, float64, string) {}
-	}
 	switch in.Type {
 	case spec.ModelCreateUpload:
 		return pl.upload(ctx, req, in)

@@ -77,9 +77,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		parsed[i] = pp
 	}
 	progress := req.Progress
-	if progress == nil {
-		progress = func(string, float64, string) {}
-	}
 	progress("load", 0.02, "")
 	img, err := req.Images.Load(ctx, "inputs.modelImage", in.ModelImage)
 	if err != nil {

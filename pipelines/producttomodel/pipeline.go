@@ -96,9 +96,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		return nil, pipelines.Failf("invalid inputs: %v", err)
 	}
 	progress := req.Progress
-	if progress == nil {
-		progress = func(string, float64, string) {}
-	}
 	progress("load", 0.02, "")
 	prod, err := req.Images.Load(ctx, "inputs.productImage", in.ProductImage)
 	if err != nil {

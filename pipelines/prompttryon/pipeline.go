@@ -80,9 +80,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		return nil, &pipelines.Error{Msg: err.Error(), Err: err}
 	}
 	progress := req.Progress
-	if progress == nil {
-		progress = func(string, float64, string) {}
-	}
 
 	progress("load", 0.02, "")
 	person, err := req.Images.Load(ctx, "inputs.personImage", in.PersonImage)

@@ -73,9 +73,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	}
 	n := in.SampleCount
 	progress := req.Progress
-	if progress == nil {
-		progress = func(string, float64, string) {}
-	}
 	progress("load", 0.02, "")
 	person, err := req.Images.Load(ctx, "inputs.personImage", in.PersonImage)
 	if err != nil {
