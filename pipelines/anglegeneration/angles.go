@@ -118,7 +118,7 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 		step := func(done, total int) {
 			progress("generative", base, fmt.Sprintf("%s (%d/%d), step %d/%d", id, i+1, n, done, total))
 		}
-		o, err := p.finish(ctx, r, v, id, seedOf(in.ImageURL, id), step)
+		o, err := p.finish(ctx, r, v, id, pipelines.Seed(in.ImageURL, id), step)
 		if err != nil {
 			return nil, err
 		}

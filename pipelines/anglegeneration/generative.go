@@ -3,7 +3,6 @@ package anglegeneration
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"image"
 	"image/color"
 	"math"
@@ -111,13 +110,6 @@ func (v *View) setMasks(marks *image.RGBA, confine *image.Gray) {
 			v.Uncovered.Pix[i] = 255
 		}
 	}
-}
-
-// seedOf derives a stable seed from the image reference and the angle.
-func seedOf(ref, id string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(ref + "\x00" + id))
-	return h.Sum64()
 }
 
 // checks measures an output image of view v: changed_outside_subject

@@ -2,7 +2,6 @@ package imagetovideo
 
 import (
 	"encoding/binary"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 )
@@ -272,10 +271,3 @@ func (s *synth) pcm() []byte {
 }
 
 func clamp1(v float64) float64 { return math.Max(-1, math.Min(1, v)) }
-
-// seedOf derives a deterministic seed from text.
-func seedOf(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
-}

@@ -277,7 +277,7 @@ func (p *Pipeline) layout(ctx context.Context, img image.Image, spec Spec, st *S
 		step := func(done, total int) {
 			progress("background", 0.04+0.05*float64(done)/float64(max(1, total)), fmt.Sprintf("step %d/%d", done, total))
 		}
-		extend = generativeExtend(ctx, p.opts.Inpainter, seedOf(spec.Prompt), step, &st.Generative)
+		extend = generativeExtend(ctx, p.opts.Inpainter, pipelines.Seed(spec.Prompt), step, &st.Generative)
 	}
 	return newRenderer(sc, st.Move, spec.Width, spec.Height, extend)
 }
@@ -289,7 +289,7 @@ func (p *Pipeline) encoderOptions(spec Spec, st *Stats, out string) ffmpeg.Optio
 		Duration: spec.Duration, CRF: videoCRF, Preset: videoPreset, Out: out}
 	if spec.Audio {
 		st.Bed = ChooseBed(spec.Prompt)
-		pcm := SynthesizeBed(st.Bed, spec.Duration.Seconds()+0.1, audioRate, seedOf(spec.Prompt))
+		pcm := SynthesizeBed(st.Bed, spec.Duration.Seconds()+0.1, audioRate, pipelines.Seed(spec.Prompt))
 		eo.Audio = &ffmpeg.AudioSpec{SampleRate: audioRate, Channels: 2, PCM: bytes.NewReader(pcm),
 			FadeIn: audioFadeIn, FadeOut: audioFadeOut}
 	}

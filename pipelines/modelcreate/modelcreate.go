@@ -422,7 +422,7 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 	}
 	var fallback string
 	if pl.t2i != nil {
-		photos, err := pl.generatePhotos(ctx, in, in.SampleCount, seedOf(req.JobID))
+		photos, err := pl.generatePhotos(ctx, in, in.SampleCount, pipelines.Seed(req.JobID))
 		if err == nil {
 			return pl.generatedSamples(ctx, req, in, base, photos)
 		}
@@ -674,7 +674,7 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	st.notes = append(st.notes, repose.Notes...)
 	st.changed = true
 	if s.pose.skel != nil && pl.ref != nil {
-		rf, err := pl.refinePose(ctx, in, sc, r, seedOf(req.JobID)+uint64(s.seed))
+		rf, err := pl.refinePose(ctx, in, sc, r, pipelines.Seed(req.JobID)+uint64(s.seed))
 		if err != nil {
 			return err
 		}
@@ -751,7 +751,7 @@ func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sa
 	if pl.ref == nil {
 		return nil
 	}
-	rf, err := pl.refineFaceBorder(ctx, st.img, seam, seedOf(req.JobID)^faceSeedSalt+uint64(s.seed))
+	rf, err := pl.refineFaceBorder(ctx, st.img, seam, pipelines.Seed(req.JobID)^faceSeedSalt+uint64(s.seed))
 	if err != nil {
 		return err
 	}

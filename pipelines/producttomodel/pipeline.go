@@ -106,7 +106,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if err != nil {
 		return nil, err
 	}
-	j := &job{in: in, prod: prod, g: g, acc: transfer.AccuracyHigh, sid: in.StyleID, seed: seedOf(req.JobID), progress: progress}
+	j := &job{in: in, prod: prod, g: g, acc: transfer.AccuracyHigh, sid: in.StyleID, seed: int64(pipelines.Seed(req.JobID) >> 1), progress: progress}
 	if in.Quality != "1k" {
 		j.acc = transfer.AccuracyHyper
 	}
@@ -299,14 +299,4 @@ func frame(img *image.RGBA, pm *image.Gray, ratio string) (*image.RGBA, *image.G
 		draw.Draw(m, m.Rect, pm, r.Min, draw.Src)
 	}
 	return out, m
-}
-
-// seedOf derives a stable seed from the job id (FNV-1a).
-func seedOf(id string) int64 {
-	var h uint64 = 14695981039346656037
-	for i := 0; i < len(id); i++ {
-		h ^= uint64(id[i])
-		h *= 1099511628211
-	}
-	return int64(h >> 1)
 }

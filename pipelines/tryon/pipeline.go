@@ -98,7 +98,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		span := 0.85 / float64(n)
 		detail := fmt.Sprintf("sample %d/%d", i+1, n)
 		o, err := subj.transfer(ctx, pl.p, generators{inp: pl.inp, ton: pl.ton, garment: gimg}, g, transfer.Options{
-			Accuracy: in.Accuracy, Variation: i, Seed: seedOf(req.JobID),
+			Accuracy: in.Accuracy, Variation: i, Seed: int64(pipelines.Seed(req.JobID) >> 1),
 			Progress: func(stage string, f float64) { progress(stage, base+span*f, detail) },
 		})
 		if err != nil {
@@ -110,14 +110,4 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		res.Outputs = append(res.Outputs, o)
 	}
 	return res, nil
-}
-
-// seedOf derives a stable seed from the job id (FNV-1a).
-func seedOf(id string) int64 {
-	var h uint64 = 14695981039346656037
-	for i := 0; i < len(id); i++ {
-		h ^= uint64(id[i])
-		h *= 1099511628211
-	}
-	return int64(h >> 1)
 }

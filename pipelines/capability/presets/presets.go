@@ -8,7 +8,6 @@ package presets
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"image"
 	"os"
 	"path/filepath"
@@ -20,6 +19,8 @@ import (
 	_ "image/png"
 
 	_ "golang.org/x/image/webp"
+
+	"fashiond/pipelines"
 )
 
 // Framing values.
@@ -309,9 +310,7 @@ func (l *Library) Choose(text string, n int, seed int64, filter Filter) []Preset
 		if g != "" && p.Gender != "" && p.Gender != g {
 			continue
 		}
-		h := fnv.New64a()
-		fmt.Fprintf(h, "%d/%s", seed, p.ID)
-		cs = append(cs, cand{p, Score(p, text), h.Sum64()})
+		cs = append(cs, cand{p, Score(p, text), pipelines.Seed(fmt.Sprintf("%d/%s", seed, p.ID))})
 	}
 	if len(cs) == 0 {
 		return nil
