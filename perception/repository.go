@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"fashiond/inference"
+	"fashiond/internal/ctxio"
 )
 
 // State is the verification state of one model file.
@@ -307,19 +308,6 @@ func (r *Repository) installFile(ctx context.Context, mirrorDir, name, file, sum
 	return nil
 }
 
-// ctxReader stops a long copy or hash when the context ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
 func fileSHA256(ctx context.Context, p string) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {
@@ -327,7 +315,7 @@ func fileSHA256(ctx context.Context, p string) (string, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
+	if _, err := io.Copy(h, ctxio.Reader(ctx, f)); err != nil {
 		return "", fmt.Errorf("hash %s: %w", p, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -343,7 +331,7 @@ func copyFile(ctx context.Context, src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, ctxReader{ctx, in}); err != nil {
+	if _, err := io.Copy(out, ctxio.Reader(ctx, in)); err != nil {
 		out.Close()
 		return err
 	}

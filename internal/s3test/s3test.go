@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"fashiond/internal/loopback"
 	"fashiond/internal/testenv"
 )
 
@@ -79,7 +80,7 @@ func Start(t testing.TB) *Server {
 
 // start runs the binary on a free port and waits until it answers.
 func (s *Server) start(t testing.TB, bin string) error {
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return err
 	}
@@ -145,15 +146,6 @@ func (s *Server) MakeBucket(t testing.TB, name string) {
 	if err := os.Mkdir(filepath.Join(s.Dir, name), 0o755); err != nil {
 		t.Fatalf("make bucket %s: %v", name, err)
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func randomHex(t testing.TB) string {
