@@ -2,7 +2,7 @@
 // repository root, the ONNX Runtime library, the model directory, the
 // shared test data, ffmpeg, and where (if anywhere) tests may write images
 // for people to look at. It imports only the standard library, so every
-// package's tests (models and inference included) can use it without an
+// package's tests (perception and inference included) can use it without an
 // import cycle.
 //
 // Environment variables (each overrides the default):
