@@ -14,7 +14,7 @@ import (
 
 	"github.com/disintegration/imaging"
 
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 // Built-in stages, in the order they run.
@@ -26,17 +26,17 @@ var builtinStages = []string{
 
 // stageModels are the models a built-in stage calls (for batch fill).
 var stageModels = map[string][]string{
-	"pose":                     {models.ModelPoseFull},
-	"pose-lite":                {models.ModelPoseLite},
-	"selfie":                   {models.ModelSelfie},
-	"parse":                    {models.ModelParse},
-	"faces":                    {models.ModelYuNet, models.ModelUltraFace},
-	"sr-fast-tile":             {string(models.SRFast)},
-	"sr-quality-tile":          {string(models.SRQuality)},
-	"depth":                    {models.ModelDepth},
+	"pose":                     {perception.ModelPoseFull},
+	"pose-lite":                {perception.ModelPoseLite},
+	"selfie":                   {perception.ModelSelfie},
+	"parse":                    {perception.ModelParse},
+	"faces":                    {perception.ModelYuNet, perception.ModelUltraFace},
+	"sr-fast-tile":             {string(perception.SRFast)},
+	"sr-quality-tile":          {string(perception.SRQuality)},
+	"depth":                    {perception.ModelDepth},
 	"upscale-1k-4k-lanczos":    nil,
-	"upscale-1k-4k-sr-fast":    {string(models.SRFast)},
-	"upscale-1k-4k-sr-quality": {string(models.SRQuality)},
+	"upscale-1k-4k-sr-fast":    {string(perception.SRFast)},
+	"upscale-1k-4k-sr-quality": {string(perception.SRQuality)},
 }
 
 func isBuiltin(name string) bool { return slices.Contains(builtinStages, name) }
@@ -69,8 +69,8 @@ type suiteKey struct{}
 
 // SuiteFrom returns the suite of the running bench mode (batching on or
 // off), for stages added with RegisterStage that want to use it.
-func SuiteFrom(ctx context.Context) *models.Suite {
-	s, _ := ctx.Value(suiteKey{}).(*models.Suite)
+func SuiteFrom(ctx context.Context) *perception.Suite {
+	s, _ := ctx.Value(suiteKey{}).(*perception.Suite)
 	return s
 }
 
@@ -85,7 +85,7 @@ type Options struct {
 	// Modes are the batching modes to measure, in order (false = off).
 	Modes []bool
 	// OpenSuite opens the models with batching on or off. Run closes it.
-	OpenSuite func(ctx context.Context, batching bool) (*models.Suite, error)
+	OpenSuite func(ctx context.Context, batching bool) (*perception.Suite, error)
 	Device    string    // for the report
 	Progress  io.Writer // progress bar (stderr); nil = none
 	Log       *slog.Logger
@@ -142,18 +142,18 @@ func prepareInputs(imgs []image.Image) stageInputs {
 	return in
 }
 
-func builtin(s *models.Suite, in stageInputs, name string) stageFunc {
+func builtin(s *perception.Suite, in stageInputs, name string) stageFunc {
 	n := len(in.imgs)
 	pick := func(list []image.Image, i int) image.Image { return list[i%n] }
 	switch name {
 	case "pose":
 		return func(ctx context.Context, i int) error {
-			_, err := s.PoseWith(ctx, pick(in.imgs, i), models.ModelPoseFull)
+			_, err := s.PoseWith(ctx, pick(in.imgs, i), perception.ModelPoseFull)
 			return err
 		}
 	case "pose-lite":
 		return func(ctx context.Context, i int) error {
-			_, err := s.PoseWith(ctx, pick(in.imgs, i), models.ModelPoseLite)
+			_, err := s.PoseWith(ctx, pick(in.imgs, i), perception.ModelPoseLite)
 			return err
 		}
 	case "selfie":
@@ -165,9 +165,9 @@ func builtin(s *models.Suite, in stageInputs, name string) stageFunc {
 	case "depth":
 		return func(ctx context.Context, i int) error { _, err := s.Depth(ctx, pick(in.imgs, i)); return err }
 	case "sr-fast-tile", "sr-quality-tile":
-		m := models.SRFast
+		m := perception.SRFast
 		if name == "sr-quality-tile" {
-			m = models.SRQuality
+			m = perception.SRQuality
 		}
 		return func(ctx context.Context, i int) error {
 			_, err := s.SuperResolve(ctx, pick(in.tiles, i), m)
@@ -185,7 +185,7 @@ func builtin(s *models.Suite, in stageInputs, name string) stageFunc {
 
 type fill struct{ batches, items int64 }
 
-func statsFor(s *models.Suite, names []string) (f fill, pooled bool) {
+func statsFor(s *perception.Suite, names []string) (f fill, pooled bool) {
 	for _, r := range s.Runners() {
 		if !slices.Contains(names, r.Model) {
 			continue
@@ -270,7 +270,7 @@ func runMode(ctx context.Context, opt Options, in stageInputs, batching bool, re
 }
 
 // runStages measures opt.Stages on suite s (see runMode).
-func runStages(ctx context.Context, opt Options, s *models.Suite, in stageInputs, batching bool, results map[string][]Result) error {
+func runStages(ctx context.Context, opt Options, s *perception.Suite, in stageInputs, batching bool, results map[string][]Result) error {
 	sctx := context.WithValue(ctx, suiteKey{}, s)
 	for _, st := range opt.Stages {
 		fn := builtin(s, in, st)

@@ -106,22 +106,9 @@ func matFromImageRGBA(r *image.RGBA) (gocv.Mat, error) {
 	return gocv.NewMatFromBytes(h, w, gocv.MatTypeCV8UC4, buf)
 }
 
-// SimilarityFromPoints fits x' = s R x + t from src to dst points by least
-// squares (Umeyama without reflection) and returns it as a 2x3 matrix. It
-// needs at least two distinct points.
-func SimilarityFromPoints(src, dst []image.Point) ([6]float64, error) {
-	fs := make([][2]float64, len(src))
-	fd := make([][2]float64, len(dst))
-	for i := range src {
-		fs[i] = [2]float64{float64(src[i].X), float64(src[i].Y)}
-	}
-	for i := range dst {
-		fd[i] = [2]float64{float64(dst[i].X), float64(dst[i].Y)}
-	}
-	return SimilarityFromPointsF(fs, fd)
-}
-
-// SimilarityFromPointsF is SimilarityFromPoints on float coordinates.
+// SimilarityFromPointsF fits x' = s R x + t from src to dst points by
+// least squares (Umeyama without reflection) and returns it as a 2x3
+// matrix. It needs at least two distinct points.
 func SimilarityFromPointsF(src, dst [][2]float64) ([6]float64, error) {
 	n := len(src)
 	if n < 2 || len(dst) != n {

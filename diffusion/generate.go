@@ -194,18 +194,60 @@ func (m *Model) encodeImage(ctx context.Context, j *job, planes []float32) ([]fl
 }
 
 // denoise runs the scheduler's calls through the UNet (batched with other
-// jobs when batching is on) and returns the final latents.
+// jobs when batching is on) and returns the final latents; a 4-channel
+// UNet inpainting keeps the re-noised original outside the mask after
+// every step.
 func (m *Model) denoise(ctx context.Context, j *job) ([]float32, error) {
-	t0 := time.Now()
-	defer func() { j.tm.Denoise = time.Since(t0) }()
 	var x []float32
 	if j.mode == ModeText || j.req.Strength >= 1 {
 		x = scaled(j.noise, j.s.InitNoiseSigma())
 	} else {
 		x = j.s.AddNoise(j.init, j.noise, 0)
 	}
+	loop := stepLoop{
+		h: j.h, w: j.w,
+		input:    func(xin []float32, t float64) stepInput { return m.stepInput(j, xin, t) },
+		progress: j.req.Progress,
+	}
+	if j.mode == ModeInpaint && m.sig.task == TextToImage {
+		loop.blend = func(x []float32, i int) []float32 {
+			return blendKnown(x, j.s.AddNoiseAfter(j.init, j.noise, i), j.maskLat)
+		}
+	}
+	return m.runSteps(ctx, j, x, loop)
+}
+
+// stepLoop is what one denoising schedule brings to the one step loop
+// (runSteps): the latent size of its UNet sample (the batcher's key), the
+// rows of one UNet call, what follows each scheduler step, and who hears
+// of progress.
+type stepLoop struct {
+	// h, w is the latent size of one row's sample.
+	h, w int
+	// input builds the UNet rows of one call from the scaled latents xin
+	// at timestep t.
+	input func(xin []float32, t float64) stepInput
+	// blend, when set, rewrites the latents after scheduler step i
+	// (inpainting keeps the known region).
+	blend func(x []float32, i int) []float32
+	// progress, when set, is called before each UNet call with the steps
+	// done and the total, and once more at the end.
+	progress func(done, total int)
+}
+
+// runSteps runs j's scheduler from the latents x: each step's rows go
+// through the UNet (batched with other jobs of the same latent size when
+// batching is on), are combined by guidance and stepped; it returns the
+// final latents. A cancelled ctx stops it before the next step.
+func (m *Model) runSteps(ctx context.Context, j *job, x []float32, l stepLoop) ([]float32, error) {
+	t0 := time.Now()
+	defer func() { j.tm.Denoise = time.Since(t0) }()
+	progress := l.progress
+	if progress == nil {
+		progress = func(int, int) {}
+	}
 	steps := j.s.Timesteps()
-	b := m.batcherFor(j.h, j.w)
+	b := m.batcherFor(l.h, l.w)
 	b.join()
 	defer b.leave()
 	noise := func(n int) []float32 { return gaussian(j.rng, n) }
@@ -213,10 +255,8 @@ func (m *Model) denoise(ctx context.Context, j *job) ([]float32, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if j.req.Progress != nil {
-			j.req.Progress(i, len(steps))
-		}
-		call := &stepCall{in: m.stepInput(j, j.s.ScaleModelInput(x, i), t), done: make(chan struct{}), first: i == 0}
+		progress(i, len(steps))
+		call := &stepCall{in: l.input(j.s.ScaleModelInput(x, i), t), done: make(chan struct{}), first: i == 0}
 		if err := b.submit(ctx, call); err != nil {
 			return nil, err
 		}
@@ -227,13 +267,11 @@ func (m *Model) denoise(ctx context.Context, j *job) ([]float32, error) {
 		if x, err = j.s.Step(m.guide(j, call.out), x, i, noise); err != nil {
 			return nil, fmt.Errorf("diffusion: %w", err)
 		}
-		if j.mode == ModeInpaint && m.sig.task == TextToImage {
-			x = blendKnown(x, j.s.AddNoiseAfter(j.init, j.noise, i), j.maskLat)
+		if l.blend != nil {
+			x = l.blend(x, i)
 		}
 	}
-	if j.req.Progress != nil {
-		j.req.Progress(len(steps), len(steps))
-	}
+	progress(len(steps), len(steps))
 	return x, nil
 }
 

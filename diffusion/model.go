@@ -220,12 +220,6 @@ func (m *Model) Device() string { return m.unet.sess.Device() }
 // factor; 512 for SD-1.5).
 func (m *Model) DefaultSize() int { return m.cfg.UNet.SampleSize * m.sig.vaeFactor }
 
-// SchedulerKind is the folder's own scheduler.
-func (m *Model) SchedulerKind() scheduler.Kind {
-	k, _ := scheduler.KindOf(m.sched.ClassName)
-	return k
-}
-
 // Stats are the UNet calls made so far, the rows they carried and the time
 // spent inside ONNX Runtime for them.
 type Stats struct {

@@ -11,7 +11,7 @@ import (
 
 	"fashiond/diffusion/clip"
 	"fashiond/inference"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 // The contract models are made by scripts/setup-contract-models.sh (part of

@@ -277,42 +277,13 @@ func topHalf(x []float32, c, h, w int) []float32 {
 	return out
 }
 
-// denoiseTryOn runs the scheduler over the concatenated latents (2h×w),
-// sharing UNet calls with other try-on jobs of the same size when
-// batching is on.
+// denoiseTryOn runs the one step loop over the concatenated latents
+// (2h×w) from fresh noise, sharing UNet calls with other try-on jobs of
+// the same size when batching is on.
 func (m *Model) denoiseTryOn(ctx context.Context, j *tryOnJob) ([]float32, error) {
-	t0 := time.Now()
-	defer func() { j.tm.Denoise = time.Since(t0) }()
 	h2, w := 2*j.h, j.w
 	x := scaled(gaussian(j.rng, latentChannels*h2*w), j.s.InitNoiseSigma())
-	steps := j.s.Timesteps()
-	b := m.batcherFor(h2, w)
-	b.join()
-	defer b.leave()
-	noise := func(n int) []float32 { return gaussian(j.rng, n) }
-	for i, t := range steps {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if j.progress != nil {
-			j.progress(i, len(steps))
-		}
-		call := &stepCall{in: j.stepInput(j.s.ScaleModelInput(x, i), t), done: make(chan struct{}), first: i == 0}
-		if err := b.submit(ctx, call); err != nil {
-			return nil, err
-		}
-		j.tm.UNet += call.ran
-		j.tm.JoinWait += call.joinWait
-		j.tm.Calls++
-		var err error
-		if x, err = j.s.Step(m.guide(j.job, call.out), x, i, noise); err != nil {
-			return nil, fmt.Errorf("diffusion: %w", err)
-		}
-	}
-	if j.progress != nil {
-		j.progress(len(steps), len(steps))
-	}
-	return x, nil
+	return m.runSteps(ctx, j.job, x, stepLoop{h: h2, w: w, input: j.stepInput, progress: j.progress})
 }
 
 // stepInput is one call's rows: [unconditional, conditional] with guidance

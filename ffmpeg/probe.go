@@ -43,15 +43,6 @@ var ProbeBinary = "ffprobe"
 // FFmpegBinary is the ffmpeg executable used by FrameAt.
 var FFmpegBinary = "ffmpeg"
 
-// ProbeBinaryFor returns the ffprobe beside an ffmpeg path ("ffprobe" when
-// ffmpeg is a bare name).
-func ProbeBinaryFor(ffmpeg string) string {
-	if ffmpeg == "" || !strings.ContainsRune(ffmpeg, filepath.Separator) {
-		return "ffprobe"
-	}
-	return filepath.Join(filepath.Dir(ffmpeg), "ffprobe")
-}
-
 type probeJSON struct {
 	Streams []struct {
 		CodecType    string `json:"codec_type"`

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"fashiond/cuda"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 type logBuf struct {

@@ -9,7 +9,7 @@ import (
 )
 
 // rewriteCases are the graphs scripts/rewrite_batch.py gives a symbolic
-// batch (see models/manifests/*.json batch_file).
+// batch (see perception/manifests/*.json batch_file).
 var rewriteCases = []struct {
 	name    string
 	inputs  []string

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 func testRuntime(t testing.TB) *Runtime {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 	"fashiond/storage"
 )
 

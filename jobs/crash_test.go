@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 	"fashiond/storage"
 )
 

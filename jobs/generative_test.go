@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // genGradient is a gradient pipeline that says it uses an installed

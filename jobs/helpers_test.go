@@ -18,9 +18,9 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"fashiond/fetch"
+	"fashiond/internal/pipelinetest"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 	"fashiond/storage"
 )
 

@@ -25,8 +25,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"fashiond/fetch"
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 )
 
 func TestSubmitLifecycle(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // recObserver counts what a worker observes.

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/s3test"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 	"fashiond/storage"
-	"fashiond/storage/s3test"
 )
 
 // presignValidity is the presigned URL validity of TestPresignAtRead.

@@ -103,7 +103,7 @@ func (m *Metrics) Heartbeat(_ string, ok bool) {
 	m.LastHeartbeat.SetToCurrentTime()
 }
 
-// ModelCall implements models.CallObserver.
+// ModelCall implements perception.CallObserver.
 func (m *Metrics) ModelCall(model string, items int, took time.Duration, err error) {
 	m.ModelCallDuration.WithLabelValues(model, result(err)).Observe(took.Seconds())
 	if items > 0 {

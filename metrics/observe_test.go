@@ -20,17 +20,17 @@ import (
 	"fashiond/diffusion"
 	"fashiond/fetch"
 	"fashiond/inference"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/jobs"
 	"fashiond/jobs/redistest"
-	"fashiond/models"
-	"fashiond/models/testenv"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 	"fashiond/storage"
 )
 
 var (
-	_ models.CallObserver     = (*Metrics)(nil)
+	_ perception.CallObserver = (*Metrics)(nil)
 	_ diffusion.BatchObserver = (*Metrics)(nil)
 )
 
@@ -146,7 +146,7 @@ func runModels(t *testing.T, m *Metrics) {
 		t.Fatalf("%v (run make setup)", err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	s, err := models.NewSuite(ctx, rt, testenv.ModelsDir(), models.SuiteOptions{Observer: m})
+	s, err := perception.NewSuite(ctx, rt, testenv.ModelsDir(), perception.SuiteOptions{Observer: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,13 +161,13 @@ func runModels(t *testing.T, m *Metrics) {
 func TestModelCallMetrics(t *testing.T) {
 	m := New()
 	runModels(t, m)
-	if n, sum := histogram(t, m.ModelCallDuration, models.ModelSelfie, resultOK); n != 1 || sum <= 0 {
+	if n, sum := histogram(t, m.ModelCallDuration, perception.ModelSelfie, resultOK); n != 1 || sum <= 0 {
 		t.Errorf("selfie calls: %d, sum %gs; want 1 taking some time", n, sum)
 	}
-	if n, sum := histogram(t, m.ModelCallItems, models.ModelSelfie); n != 1 || sum != 1 {
+	if n, sum := histogram(t, m.ModelCallItems, perception.ModelSelfie); n != 1 || sum != 1 {
 		t.Errorf("selfie items: %d samples summing to %g, want 1 call of 1 item", n, sum)
 	}
-	if n, _ := histogram(t, m.ModelCallDuration, models.ModelPoseFull, resultOK); n != 1 {
+	if n, _ := histogram(t, m.ModelCallDuration, perception.ModelPoseFull, resultOK); n != 1 {
 		t.Errorf("pose calls: %d, want 1", n)
 	}
 }

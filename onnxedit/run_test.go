@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"fashiond/inference"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 	"fashiond/onnxedit"
 )
 

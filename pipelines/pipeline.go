@@ -35,7 +35,10 @@ type Request struct {
 	// messages ("inputs.personImage", "inputs.poses[1].cdnUrl"); ref is the URL
 	// or data URI. Errors name the field.
 	Images ImageLoader
-	// Progress reports the current stage and overall fraction 0..1. Never nil.
+	// Progress reports the current stage and overall fraction 0..1. Never
+	// nil: every maker of a Request sets it (jobs.Worker reports to the
+	// job record; tests pass pipelinetest.NoProgress or a recorder), and no
+	// pipeline checks it.
 	Progress ProgressFunc
 	// Studio stores and reads saved models (model-create) for Owner.
 	Studio Studio

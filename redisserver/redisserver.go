@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"fashiond/internal/loopback"
 )
 
 // DefaultMaxMemory is the private server's memory limit.
@@ -82,7 +84,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -265,15 +267,6 @@ func password(dir string) (string, error) {
 		return "", fmt.Errorf("redisserver: %w", err)
 	}
 	return pw, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func ping(addr, pw string) error { return command(addr, pw, "PING") }

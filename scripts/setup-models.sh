@@ -2,7 +2,7 @@
 # Fills the model repository ($FASHIOND_MODELS_DIR, default data/models) from
 # a mirror directory ($FASHIOND_MODELS_MIRROR, default ../shared/models when it
 # exists) or a base URL ($FASHIOND_MODELS_URL), verifying every file against
-# the SHA-256 in its committed manifest (models/manifests/*.json). Then makes
+# the SHA-256 in its committed manifest (perception/manifests/*.json). Then makes
 # the batch rewrites (<name>.batch.onnx, scripts/rewrite_batch.py) the
 # manifests declare and checks their recorded SHA-256.
 # Idempotent: verified files are left alone. Needs only bash, coreutils,
@@ -18,7 +18,7 @@ mkdir -p "$dest"
 status=0
 field() { sed -n "s/^ *\"$1\": *\"\([^\"]*\)\".*/\1/p" "$2" | head -n1; }
 verified() { [ -f "$1" ] && echo "$2  $1" | sha256sum -c --status; }
-for m in "$root"/models/manifests/*.json; do
+for m in "$root"/perception/manifests/*.json; do
   name=$(basename "$m" .json)
   file=$(field file "$m"); sum=$(field sha256 "$m")
   bfile=$(field batch_file "$m"); bsum=$(field batch_sha256 "$m")

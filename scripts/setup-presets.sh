@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the preset model library: copies the person photos named in the
-# committed manifest (pipelines/presets/presets.json) from the shared test
+# committed manifest (pipelines/capability/presets/presets.json) from the shared test
 # images ($FASHIOND_PRESETS_SRC, default ../shared/testdata/images) into
 # ${FASHIOND_DATA_DIR:-data}/presets/ (or $FASHIOND_PRESETS_DIR), verifying
 # each copy's SHA-256, and writes the manifest there as builtin.json.
@@ -11,7 +11,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 src="${FASHIOND_PRESETS_SRC:-$root/../shared/testdata/images}"
 dest="${FASHIOND_PRESETS_DIR:-${FASHIOND_DATA_DIR:-$root/data}/presets}"
-manifest="$root/pipelines/presets/presets.json"
+manifest="$root/pipelines/capability/presets/presets.json"
 mkdir -p "$dest"
 verified() { [ -f "$1" ] && echo "$2  $1" | sha256sum -c --status; }
 status=0

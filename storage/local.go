@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"fashiond/internal/ctxio"
 )
 
 // Local is a Store in a local directory. Its files are served by Handler
@@ -63,7 +65,7 @@ func (l *Local) Put(ctx context.Context, key, contentType string, r io.Reader) e
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
-	_, err = io.Copy(tmp, ctxReader{ctx, r})
+	_, err = io.Copy(tmp, ctxio.Reader(ctx, r))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -151,17 +153,4 @@ func (l *Local) Handler() http.Handler {
 		}
 		return blob{content: f, closer: f, contentType: ct, modTime: st.ModTime()}, nil
 	})
-}
-
-// ctxReader stops a copy when the context ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"fashiond/internal/s3test"
 	"fashiond/storage"
-	"fashiond/storage/s3test"
 )
 
 // The tests of this file run against a real S3 server process (versitygw,

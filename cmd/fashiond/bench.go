@@ -22,7 +22,7 @@ import (
 	"fashiond/bench"
 	"fashiond/config"
 	"fashiond/inference"
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 const benchUsage = `usage: fashiond bench [flags]
@@ -153,8 +153,8 @@ func runBench(cfg config.Config, f benchFlags, list []string, modes []bool) erro
 		Stages: list, Images: imgs, ImageNames: names,
 		Iters: f.iters, Warmup: f.warmup, Concurrency: f.conc, Modes: modes,
 		Device: cfg.Device, Progress: os.Stderr, Log: log,
-		OpenSuite: func(ctx context.Context, batching bool) (*models.Suite, error) {
-			return models.NewSuite(ctx, rt, cfg.ModelsDir, models.SuiteOptions{
+		OpenSuite: func(ctx context.Context, batching bool) (*perception.Suite, error) {
+			return perception.NewSuite(ctx, rt, cfg.ModelsDir, perception.SuiteOptions{
 				Batching: batching, UpscalePolicy: cfg.UpscalePolicy, PoolSize: f.poolSize, Log: log,
 			})
 		},

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 // TestBenchCommand runs two cheap stages in both batching modes and checks

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"fashiond/cuda"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 // TestBenchDiffusionCUDARefused: --device cuda on a node without CUDA is

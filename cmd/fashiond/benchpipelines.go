@@ -14,11 +14,11 @@ import (
 	"github.com/google/uuid"
 
 	"fashiond/bench"
+	"fashiond/engine"
 	"fashiond/fetch"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/all"
-	"fashiond/pipelines/presets"
+	"fashiond/pipelines/capability/presets"
 	"fashiond/spec"
 )
 
@@ -149,12 +149,12 @@ func benchPipelineStages() []pipelineStage {
 	return st
 }
 
-func newBenchPipeline(model string, p models.Perception) (pipelines.Pipeline, error) {
+func newBenchPipeline(model string, p perception.Perception) (pipelines.Pipeline, error) {
 	lib, err := benchLibrary()
 	if err != nil {
 		return nil, err
 	}
-	reg, skipped := all.Registry(p, lib, all.Generative{})
+	reg, skipped := engine.Registry(p, lib, engine.Generative{})
 	if pl, ok := reg.Get(model); ok {
 		return pl, nil
 	}

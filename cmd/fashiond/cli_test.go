@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"fashiond/bench"
+	"fashiond/internal/pipelinetest"
 	"fashiond/jobs"
-	"fashiond/pipelines/pipelinetest"
 	"fashiond/redisserver"
 )
 

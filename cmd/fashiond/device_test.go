@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"fashiond/cuda"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 // TestCUDARequiredRefusesToStart: FASHIOND_DEVICE=cuda on a node without a

@@ -26,10 +26,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/jobs"
 	"fashiond/jobs/redistest"
-	"fashiond/models/testenv"
-	"fashiond/pipelines/pipelinetest"
 	"fashiond/redisserver"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 // TestInstallThenGenerate is the README's walk-through on a contract model:

@@ -19,13 +19,13 @@ import (
 	"time"
 
 	"fashiond/ffmpeg"
-	"fashiond/models"
-	"fashiond/models/testenv"
-	"fashiond/pipelines/body"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/mask"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/raster"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
+	"fashiond/perception"
+	"fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/mask"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/spec"
 )
 
@@ -411,7 +411,7 @@ func deref(s *string) string {
 // pipeline must preserve the photo. product-to-model and model-create
 // choose their preset by the job id, so two jobs' photos may differ: their
 // regions are checked by the package tests, not here.
-func checkRegions(t *testing.T, p models.Perception, model string, gen, ref image.Image, notes []string) {
+func checkRegions(t *testing.T, p perception.Perception, model string, gen, ref image.Image, notes []string) {
 	t.Helper()
 	if gen == nil || ref == nil || gen.Bounds().Size() != ref.Bounds().Size() {
 		t.Fatalf("outputs %v and %v", bounds(gen), bounds(ref))
@@ -455,7 +455,7 @@ func bounds(img image.Image) any {
 
 func diag(r image.Rectangle) float64 { return math.Hypot(float64(r.Dx()), float64(r.Dy())) }
 
-func analyze(t *testing.T, p models.Perception, img image.Image) *body.Analysis {
+func analyze(t *testing.T, p perception.Perception, img image.Image) *body.Analysis {
 	t.Helper()
 	a, err := body.Analyze(context.Background(), p, img)
 	if err != nil {
@@ -582,7 +582,7 @@ func photoColumns(t *testing.T, r image.Rectangle) (inside, outside *image.Gray)
 // and band and inside its face box is unchanged, and at least
 // oracleColourShare of the pixels the try-on model changed take the
 // oracle's colour (the mean of the garment photo as fed to it).
-func checkTryOnRegions(t *testing.T, p models.Perception, g, r *image.RGBA) {
+func checkTryOnRegions(t *testing.T, p perception.Perception, g, r *image.RGBA) {
 	t.Helper()
 	a := analyze(t, p, r)
 	checkStray(t, "outside the subject's region and band", g, r, complement(mask.Dilate(a.EditAlpha(), bandShare*diag(r.Rect))))

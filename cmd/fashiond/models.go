@@ -15,7 +15,7 @@ import (
 	"fashiond/config"
 	"fashiond/diffusion"
 	"fashiond/inference"
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 // cmdModels implements `fashiond models [list|verify|install] [flags]`:
@@ -80,7 +80,7 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 	case len(pos) > 0:
 		return fmt.Errorf("fashiond models: unexpected argument %q", pos[0])
 	}
-	repo, err := models.OpenRepository(cfg.ModelsDir)
+	repo, err := perception.OpenRepository(cfg.ModelsDir)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 		fmt.Fprintf(w, "source: %s\n", from)
 		printModels(ctx, w, cfg, repo, repo.Verify(ctx))
 		for _, st := range repo.Verify(ctx) {
-			if st.Manifest.BatchFile != "" && st.OK() && st.BatchState != models.StateVerified {
+			if st.Manifest.BatchFile != "" && st.OK() && st.BatchState != perception.StateVerified {
 				fmt.Fprintln(w, "batch rewrites are made by `make setup-models` (scripts/rewrite_batch.py); until then those models run unbatched")
 				break
 			}
@@ -124,7 +124,7 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 }
 
 // printModels writes the model table and the device summary.
-func printModels(ctx context.Context, w io.Writer, cfg config.Config, repo *models.Repository, states []models.ModelState) {
+func printModels(ctx context.Context, w io.Writer, cfg config.Config, repo *perception.Repository, states []perception.ModelState) {
 	fmt.Fprintf(w, "model repository: %s\n", repo.Dir())
 	deviceFor := func(string) (string, string) { return "?", "" }
 	rt, err := inference.Open(ctx, runtimeConfig(cfg), slog.New(slog.DiscardHandler))
@@ -175,7 +175,7 @@ func printModels(ctx context.Context, w io.Writer, cfg config.Config, repo *mode
 			notes = append(notes, "device: "+note)
 		}
 		state := string(st.State)
-		if m.Generative && st.State == models.StateNotInstalled {
+		if m.Generative && st.State == perception.StateNotInstalled {
 			state = "not installed (optional, generative)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Task, file, state, m.License, dev, batchColumn(m, st))
@@ -188,7 +188,7 @@ func printModels(ctx context.Context, w io.Writer, cfg config.Config, repo *mode
 
 // batchColumn says how the model batches: through a verified rewrite, or
 // not at all (served by a session pool).
-func batchColumn(m models.Manifest, st models.ModelState) string {
+func batchColumn(m perception.Manifest, st perception.ModelState) string {
 	switch {
 	case m.File == "":
 		return "-"
@@ -198,7 +198,7 @@ func batchColumn(m models.Manifest, st models.ModelState) string {
 		return fmt.Sprintf("native, max %d", m.MaxBatch)
 	case m.BatchFile == "":
 		return "pool (no rewrite)"
-	case st.BatchState == models.StateVerified:
+	case st.BatchState == perception.StateVerified:
 		return fmt.Sprintf("rewrite verified, max %d", m.MaxBatch)
 	default:
 		return "rewrite " + string(st.BatchState) + " (pool)"

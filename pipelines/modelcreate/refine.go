@@ -7,11 +7,12 @@ import (
 	"math"
 
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/mask"
-	"fashiond/pipelines/repose"
-	"fashiond/pipelines/scene"
-	"fashiond/pipelines/selfcheck"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/mask"
+	"fashiond/pipelines/capability/raster"
+	"fashiond/pipelines/capability/repose"
+	"fashiond/pipelines/capability/scene"
+	"fashiond/pipelines/capability/selfcheck"
 )
 
 // The img2img stages of "generate", with an installed refiner:
@@ -81,7 +82,7 @@ func (pl *Pipeline) refinePose(ctx context.Context, in Inputs, sc *scene.Scene, 
 	if err != nil {
 		return refined{}, pipelines.Transientf("model-create: img2img over the re-posed image: %v", err)
 	}
-	img := scene.RGBA(out)
+	img := raster.RGBA(out)
 	source := repose.SkeletonFromPose(sc.Pose, b.Dx(), b.Dy())
 	agree, err := repose.PoseAgreement(ctx, pl.p, img, nil, 0, source, r.Target)
 	if err != nil {
@@ -118,7 +119,7 @@ func (pl *Pipeline) refineFaceBorder(ctx context.Context, img *image.RGBA, face 
 	if err != nil {
 		return refined{}, pipelines.Transientf("model-create: face border inpainting: %v", err)
 	}
-	res := scene.RGBA(out)
+	res := raster.RGBA(out)
 	found, err := selfcheck.FaceFound(ctx, pl.p, res, faces[0])
 	if err != nil {
 		return refined{}, jobErr(ctx, err)

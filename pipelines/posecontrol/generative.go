@@ -2,13 +2,13 @@ package posecontrol
 
 import (
 	"context"
-	"hash/fnv"
 	"image"
 	"image/draw"
 	"math"
 
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/mask"
+	"fashiond/pipelines"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/mask"
 )
 
 // The generative stage: with an installed inpainting model, the background
@@ -67,9 +67,7 @@ func (pl *Pipeline) fillDisocclusion(ctx context.Context, img *image.RGBA, was, 
 	if mask.Count(m) == 0 {
 		return img, generative.Info{}, false, nil
 	}
-	h := fnv.New64a()
-	h.Write([]byte(pose))
-	out, info, err := pl.inp.Inpaint(ctx, img, m, generative.Prompt{Text: disoccPrompt, Negative: disoccNegative, Seed: h.Sum64(), Progress: step})
+	out, info, err := pl.inp.Inpaint(ctx, img, m, generative.Prompt{Text: disoccPrompt, Negative: disoccNegative, Seed: pipelines.Seed(pose), Progress: step})
 	if err != nil {
 		return nil, info, false, err
 	}

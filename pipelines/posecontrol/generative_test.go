@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/internal/pipelinetest"
 )
 
 func TestDisocclusionMask(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestArmsRaisedPhotos runs the contact sheet's pose-control job (poses

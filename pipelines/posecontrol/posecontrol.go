@@ -19,13 +19,13 @@ import (
 	"log/slog"
 	"strings"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/body"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/repose"
-	"fashiond/pipelines/scene"
-	"fashiond/pipelines/selfcheck"
+	"fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/repose"
+	"fashiond/pipelines/capability/scene"
+	"fashiond/pipelines/capability/selfcheck"
 	"fashiond/spec"
 )
 
@@ -37,13 +37,13 @@ const maxWorkPixels = repose.MaxWorkPixels
 
 // Pipeline is the pose-control pipeline.
 type Pipeline struct {
-	p   models.Perception
+	p   perception.Perception
 	log *slog.Logger
 	inp generative.Inpainter
 }
 
 // New returns the pipeline over the perception models.
-func New(p models.Perception) *Pipeline {
+func New(p perception.Perception) *Pipeline {
 	return &Pipeline{p: p, log: slog.Default().With("pipeline", spec.ModelPoseControl)}
 }
 
@@ -77,9 +77,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		parsed[i] = pp
 	}
 	progress := req.Progress
-	if progress == nil {
-		progress = func(string, float64, string) {}
-	}
 	progress("load", 0.02, "")
 	img, err := req.Images.Load(ctx, "inputs.modelImage", in.ModelImage)
 	if err != nil {
@@ -88,7 +85,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	ratio := in.Ratio
 	if ratio == "" {
 		b := img.Bounds()
-		ratio = models.RatioOf(b.Dx(), b.Dy())
+		ratio = perception.RatioOf(b.Dx(), b.Dy())
 	}
 	progress("layers", 0.08, "")
 	jb, err := pl.source(ctx, repose.FitPixels(img, maxWorkPixels))

@@ -9,15 +9,15 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/internal/pipelinetest"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/repose"
-	"fashiond/pipelines/scene"
+	"fashiond/pipelines/capability/repose"
+	"fashiond/pipelines/capability/scene"
 )
 
 // layersOf returns the layers of a test image at the working size.
-func layersOf(t testing.TB, p models.Perception, rel string) *scene.Scene {
+func layersOf(t testing.TB, p perception.Perception, rel string) *scene.Scene {
 	t.Helper()
 	img := repose.FitPixels(pipelinetest.Image(t, rel), maxWorkPixels)
 	s, err := scene.Layers(context.Background(), p, img, scene.Options{})
@@ -54,7 +54,7 @@ func TestRunOrderAndSizes(t *testing.T) {
 	if len(res.Outputs) != 4 {
 		t.Fatalf("%d outputs, want 4", len(res.Outputs))
 	}
-	w, h, _ := models.TierSize("1k", "2:3") // fashn_garment is 576x864
+	w, h, _ := perception.TierSize("1k", "2:3") // fashn_garment is 576x864
 	sc := layersOf(t, p, "images/fashn_garment.webp")
 	for i, o := range res.Outputs {
 		if b := o.Image.Bounds(); b.Dx() != w || b.Dy() != h {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/repose"
+	"fashiond/pipelines/capability/repose"
 )
 
 // TestPosesDoc keeps POSES.md in step with the vocabulary: every pose and

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/body"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/repose"
-	"fashiond/pipelines/scene"
-	"fashiond/pipelines/selfcheck"
+	"fashiond/internal/pipelinetest"
+	"fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/repose"
+	"fashiond/pipelines/capability/scene"
+	"fashiond/pipelines/capability/selfcheck"
 )
 
 // TestMultiPersonConfined re-poses the subject of the two-person photos:

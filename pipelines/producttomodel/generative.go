@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"fashiond/pipelines"
-	"fashiond/pipelines/body"
-	"fashiond/pipelines/garment"
-	"fashiond/pipelines/generative"
+	"fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/generative"
 )
 
 // The text-to-image stage: without modelImageUrl and with an installed

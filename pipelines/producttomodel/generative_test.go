@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/pipelines/capability/generative"
 )
 
 func runWith(t *testing.T, pl *Pipeline, in Inputs) (*pipelines.Result, error) {

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models/testenv"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/pipelines"
-	bodypkg "fashiond/pipelines/body"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/selfcheck"
-	"fashiond/pipelines/style"
-	"fashiond/pipelines/transfer"
+	bodypkg "fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/selfcheck"
+	"fashiond/pipelines/capability/style"
+	"fashiond/pipelines/capability/transfer"
 )
 
 // checkValue is the value of the named check in checks, and whether it is

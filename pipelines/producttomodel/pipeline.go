@@ -29,14 +29,14 @@ import (
 	"slices"
 	"strings"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/garment"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/mask"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/style"
-	"fashiond/pipelines/transfer"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/mask"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/style"
+	"fashiond/pipelines/capability/transfer"
 	"fashiond/spec"
 )
 
@@ -50,7 +50,7 @@ type Inputs = pipelines.ProductToModelInputs
 
 // Pipeline implements pipelines.Pipeline for product-to-model.
 type Pipeline struct {
-	p   models.Perception
+	p   perception.Perception
 	lib *presets.Library
 	t2i generative.Generator
 	ton generative.TryOner
@@ -58,7 +58,7 @@ type Pipeline struct {
 
 // New returns the pipeline over the perception models and the preset model
 // library (lib may be nil: then every job must bring modelImageUrl).
-func New(p models.Perception, lib *presets.Library) *Pipeline { return &Pipeline{p: p, lib: lib} }
+func New(p perception.Perception, lib *presets.Library) *Pipeline { return &Pipeline{p: p, lib: lib} }
 
 // Name implements pipelines.Pipeline.
 func (*Pipeline) Name() string { return spec.ModelProductToModel }
@@ -96,9 +96,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		return nil, pipelines.Failf("invalid inputs: %v", err)
 	}
 	progress := req.Progress
-	if progress == nil {
-		progress = func(string, float64, string) {}
-	}
 	progress("load", 0.02, "")
 	prod, err := req.Images.Load(ctx, "inputs.productImage", in.ProductImage)
 	if err != nil {
@@ -109,7 +106,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if err != nil {
 		return nil, err
 	}
-	j := &job{in: in, prod: prod, g: g, acc: transfer.AccuracyHigh, sid: in.StyleID, seed: seedOf(req.JobID), progress: progress}
+	j := &job{in: in, prod: prod, g: g, acc: transfer.AccuracyHigh, sid: in.StyleID, seed: int64(pipelines.Seed(req.JobID) >> 1), progress: progress}
 	if in.Quality != "1k" {
 		j.acc = transfer.AccuracyHyper
 	}
@@ -268,7 +265,7 @@ func (pl *Pipeline) style(ctx context.Context, img *image.RGBA, sid string, seed
 // centre crop does not cut the person. It returns the crop and the person
 // mask cropped alike.
 func frame(img *image.RGBA, pm *image.Gray, ratio string) (*image.RGBA, *image.Gray) {
-	a, b, err := models.ParseRatio(ratio)
+	a, b, err := perception.ParseRatio(ratio)
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	if err != nil || w == 0 || h == 0 {
 		return img, pm
@@ -302,14 +299,4 @@ func frame(img *image.RGBA, pm *image.Gray, ratio string) (*image.RGBA, *image.G
 		draw.Draw(m, m.Rect, pm, r.Min, draw.Src)
 	}
 	return out, m
-}
-
-// seedOf derives a stable seed from the job id (FNV-1a).
-func seedOf(id string) int64 {
-	var h uint64 = 14695981039346656037
-	for i := 0; i < len(id); i++ {
-		h ^= uint64(id[i])
-		h *= 1099511628211
-	}
-	return int64(h >> 1)
 }

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models"
-	"fashiond/models/testenv"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/garment"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/style"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/style"
 )
 
 // library installs the built-in presets into a temporary directory with
@@ -107,7 +107,7 @@ func TestPresetModelsFromPrompt(t *testing.T) {
 	if len(res.Outputs) != 2 {
 		t.Fatalf("%d outputs, want 2", len(res.Outputs))
 	}
-	w, h, _ := models.TierSize("1k", "3:4")
+	w, h, _ := perception.TierSize("1k", "3:4")
 	red := garment.ToLab(200, 30, 40)
 	var used []string
 	for i, o := range res.Outputs {
@@ -141,7 +141,7 @@ func TestModelImageAndStyle(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := res.Outputs[0]
-	w, h, _ := models.TierSize("1k", "1:1")
+	w, h, _ := perception.TierSize("1k", "1:1")
 	if s := o.Image.Bounds().Size(); s.X != w || s.Y != h {
 		t.Fatalf("output %v, want %dx%d", s, w, h)
 	}
@@ -185,7 +185,7 @@ func TestFrameKeepsPerson(t *testing.T) {
 	}
 	for _, r := range []string{"1:1", "16:9", "3:4", "9:16"} {
 		out, m := frame(img, pm, r)
-		a, b, _ := models.ParseRatio(r)
+		a, b, _ := perception.ParseRatio(r)
 		got := float64(out.Rect.Dx()) / float64(out.Rect.Dy())
 		if d := got - float64(a)/float64(b); d > 0.01 || d < -0.01 {
 			t.Errorf("%s: aspect %.3f", r, got)

@@ -7,9 +7,9 @@ import (
 	"slices"
 
 	"fashiond/pipelines"
-	"fashiond/pipelines/garment"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/transfer"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/transfer"
 	"fashiond/spec"
 )
 

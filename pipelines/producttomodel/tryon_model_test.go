@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	bodypkg "fashiond/pipelines/body"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/mask"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/transfer"
+	"fashiond/internal/pipelinetest"
+	bodypkg "fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/mask"
+	"fashiond/pipelines/capability/transfer"
 )
 
 // oracleSize is oracle-catvton's person size (its fashiond.json).

@@ -3,13 +3,12 @@ package prompttryon
 import (
 	"context"
 	"errors"
-	"hash/fnv"
 	"image"
 	"image/draw"
 
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/recolour"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/recolour"
 )
 
 // The generative stage: with an installed inpainting model, the subject's
@@ -26,21 +25,13 @@ const (
 // genPrompt is the inpainting prompt for a request prompt.
 func genPrompt(prompt string) string { return genPromptPrefix + prompt + genPromptSuffix }
 
-// genSeed derives a sample's seed from the prompt, so a request is
-// reproducible.
-func genSeed(prompt string, sample int) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(prompt))
-	return h.Sum64() + uint64(sample)
-}
-
 // generativeDress inpaints the garment region of the crop.
 func generativeDress(ctx context.Context, inp generative.Inpainter, crop *image.RGBA, r *recolour.Regions, spec recolour.Spec, prompt string, face *image.Rectangle, sample int, step func(done, total int)) (*image.RGBA, generative.Info, error) {
 	if err := r.Check(spec); err != nil {
 		return nil, generative.Info{}, err
 	}
 	mask := recolour.GarmentMask(r, spec, face)
-	out, info, err := inp.Inpaint(ctx, crop, mask, generative.Prompt{Text: genPrompt(prompt), Negative: genNegative, Seed: genSeed(prompt, sample), Progress: step})
+	out, info, err := inp.Inpaint(ctx, crop, mask, generative.Prompt{Text: genPrompt(prompt), Negative: genNegative, Seed: pipelines.Seed(prompt) + uint64(sample), Progress: step})
 	if err != nil {
 		return nil, info, err
 	}

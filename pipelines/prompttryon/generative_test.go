@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
 )
 
 // TestGenerativeStage runs prompt-tryon with the oracle inpainting contract

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/recolour"
+	"fashiond/internal/pipelinetest"
+	"fashiond/pipelines/capability/recolour"
 )
 
 // TestTopOnPhotos: "a red top" on the six real photos (full body,

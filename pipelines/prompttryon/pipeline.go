@@ -19,12 +19,12 @@ import (
 	"slices"
 	"strings"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/recolour"
-	"fashiond/pipelines/style"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/recolour"
+	"fashiond/pipelines/capability/style"
 	"fashiond/spec"
 )
 
@@ -40,7 +40,7 @@ type Inputs = pipelines.PromptTryOnInputs
 
 // Pipeline implements pipelines.Pipeline for prompt-tryon.
 type Pipeline struct {
-	p       models.Perception
+	p       perception.Perception
 	presets *presets.Library
 	inp     generative.Inpainter
 }
@@ -62,7 +62,7 @@ func (pl *Pipeline) GenerativeModels() []string {
 
 // New returns the pipeline. presets may be nil; with a library,
 // modelImageUrl may name a preset as "preset:<id>".
-func New(p models.Perception, lib *presets.Library) *Pipeline {
+func New(p perception.Perception, lib *presets.Library) *Pipeline {
 	return &Pipeline{p: p, presets: lib}
 }
 
@@ -80,9 +80,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		return nil, &pipelines.Error{Msg: err.Error(), Err: err}
 	}
 	progress := req.Progress
-	if progress == nil {
-		progress = func(string, float64, string) {}
-	}
 
 	progress("load", 0.02, "")
 	person, err := req.Images.Load(ctx, "inputs.personImage", in.PersonImage)
@@ -114,7 +111,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	ratio := in.Ratio
 	if ratio == "" {
 		b := base.Bounds()
-		ratio = models.RatioOf(b.Dx(), b.Dy())
+		ratio = perception.RatioOf(b.Dx(), b.Dy())
 	}
 
 	method = append(method, referenceMethod(in, spec)...)

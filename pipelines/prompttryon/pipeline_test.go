@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models"
+	"fashiond/internal/pipelinetest"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/presets"
-	"fashiond/pipelines/scene"
+	"fashiond/pipelines/capability/presets"
+	"fashiond/pipelines/capability/raster"
 )
 
 func run(t *testing.T, pl *Pipeline, in map[string]any) (*pipelines.Result, error) {
@@ -39,7 +39,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, h, _ := models.TierSize("1k", models.RatioOf(832, 1248))
+	w, h, _ := perception.TierSize("1k", perception.RatioOf(832, 1248))
 	if len(res.Outputs) != 2 {
 		t.Fatalf("%d outputs", len(res.Outputs))
 	}
@@ -52,7 +52,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	// The samples differ in the garment (a shade variation), not elsewhere.
-	a, b := scene.RGBA(res.Outputs[0].Image), scene.RGBA(res.Outputs[1].Image)
+	a, b := raster.RGBA(res.Outputs[0].Image), raster.RGBA(res.Outputs[1].Image)
 	chest := image.Rect(a.Rect.Dx()*60/100, a.Rect.Dy()*36/100, a.Rect.Dx()*76/100, a.Rect.Dy()*46/100)
 	bg := image.Rect(a.Rect.Dx()*85/100, a.Rect.Dy()*5/100, a.Rect.Dx()*97/100, a.Rect.Dy()*20/100)
 	meanDiff := func(r image.Rectangle) float64 {
@@ -79,7 +79,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, h, _ = models.TierSize("2k", "3:4")
+	w, h, _ = perception.TierSize("2k", "3:4")
 	if b := res.Outputs[0].Image.Bounds(); b.Dx() != w || b.Dy() != h || !strings.Contains(res.Outputs[0].Method, "style=editorial") {
 		t.Errorf("2k 3:4 editorial: %v %q", b, res.Outputs[0].Method)
 	}
@@ -119,7 +119,7 @@ func TestModelImageFromPresets(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The base is the preset (576x864, 2:3), recoloured.
-	w, h, _ := models.TierSize("1k", "2:3")
+	w, h, _ := perception.TierSize("1k", "2:3")
 	if b := res.Outputs[0].Image.Bounds(); b.Dx() != w || b.Dy() != h || !strings.Contains(res.Outputs[0].Method, "base=modelImageUrl") {
 		t.Errorf("%v %q", b, res.Outputs[0].Method)
 	}

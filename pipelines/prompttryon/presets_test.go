@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/internal/pipelinetest"
 )
 
 // copyPresets installs the preset library into dir with the setup script.

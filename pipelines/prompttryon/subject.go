@@ -7,18 +7,18 @@ import (
 	"image"
 	"math"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/body"
-	"fashiond/pipelines/recolour"
-	"fashiond/pipelines/selfcheck"
+	"fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/recolour"
+	"fashiond/pipelines/capability/selfcheck"
 )
 
 // subject is the working image with its chosen subject: the garments are
 // found and dressed on the subject's crop, and the result is confined to
 // the subject's region and blend band.
 type subject struct {
-	p       models.Perception
+	p       perception.Perception
 	img     *image.RGBA
 	a       *body.Analysis
 	crop    image.Rectangle
@@ -28,7 +28,7 @@ type subject struct {
 
 // findSubject analyses the people in img and chooses the subject (body
 // package rule). No face and no person-sized mask is a NoPersonError.
-func findSubject(ctx context.Context, p models.Perception, img *image.RGBA) (*subject, error) {
+func findSubject(ctx context.Context, p perception.Perception, img *image.RGBA) (*subject, error) {
 	a, err := body.Analyze(ctx, p, img)
 	if errors.Is(err, body.ErrNoPerson) {
 		e := fmt.Errorf("prompt-tryon: %w in the image to dress; use a photo of a person wearing the garment to change", err)

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/body"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/recolour"
-	"fashiond/pipelines/selfcheck"
+	"fashiond/internal/pipelinetest"
+	"fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/recolour"
+	"fashiond/pipelines/capability/selfcheck"
 )
 
 // TestGroupPhotoConfined: on the two-person photos the subject (largest

@@ -3,9 +3,9 @@ package tryon
 import (
 	"testing"
 
-	"fashiond/models/testenv"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/selfcheck"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
+	"fashiond/pipelines/capability/selfcheck"
 )
 
 // TestTryonRealPhotosFace: the red tee on the single-person photos never

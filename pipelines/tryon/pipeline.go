@@ -12,10 +12,10 @@ import (
 	"context"
 	"fmt"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/transfer"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/transfer"
 	"fashiond/spec"
 )
 
@@ -24,13 +24,13 @@ type Inputs = pipelines.TryOnInputs
 
 // Pipeline implements pipelines.Pipeline for "tryon".
 type Pipeline struct {
-	p   models.Perception
+	p   perception.Perception
 	inp generative.Inpainter
 	ton generative.TryOner
 }
 
 // New returns the tryon pipeline over the perception models.
-func New(p models.Perception) *Pipeline { return &Pipeline{p: p} }
+func New(p perception.Perception) *Pipeline { return &Pipeline{p: p} }
 
 // WithInpainter makes the pipeline refine each transfer's garment region
 // with an installed inpainting model at a low strength (nil keeps the
@@ -73,9 +73,6 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	}
 	n := in.SampleCount
 	progress := req.Progress
-	if progress == nil {
-		progress = func(string, float64, string) {}
-	}
 	progress("load", 0.02, "")
 	person, err := req.Images.Load(ctx, "inputs.personImage", in.PersonImage)
 	if err != nil {
@@ -101,7 +98,7 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		span := 0.85 / float64(n)
 		detail := fmt.Sprintf("sample %d/%d", i+1, n)
 		o, err := subj.transfer(ctx, pl.p, generators{inp: pl.inp, ton: pl.ton, garment: gimg}, g, transfer.Options{
-			Accuracy: in.Accuracy, Variation: i, Seed: seedOf(req.JobID),
+			Accuracy: in.Accuracy, Variation: i, Seed: int64(pipelines.Seed(req.JobID) >> 1),
 			Progress: func(stage string, f float64) { progress(stage, base+span*f, detail) },
 		})
 		if err != nil {
@@ -113,14 +110,4 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		res.Outputs = append(res.Outputs, o)
 	}
 	return res, nil
-}
-
-// seedOf derives a stable seed from the job id (FNV-1a).
-func seedOf(id string) int64 {
-	var h uint64 = 14695981039346656037
-	for i := 0; i < len(id); i++ {
-		h ^= uint64(id[i])
-		h *= 1099511628211
-	}
-	return int64(h >> 1)
 }

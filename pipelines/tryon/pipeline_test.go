@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/garment"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/scene"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/raster"
 )
 
 func request(t *testing.T, in Inputs) *pipelines.Request {
@@ -56,7 +56,7 @@ func TestTryonSamplesDiffer(t *testing.T) {
 	if len(res.Outputs) != 2 {
 		t.Fatalf("%d outputs, want 2", len(res.Outputs))
 	}
-	a, b := scene.RGBA(res.Outputs[0].Image), scene.RGBA(res.Outputs[1].Image)
+	a, b := raster.RGBA(res.Outputs[0].Image), raster.RGBA(res.Outputs[1].Image)
 	diff := 0
 	for i := 0; i < len(a.Pix); i += 4 {
 		d := math.Abs(float64(a.Pix[i])-float64(b.Pix[i])) + math.Abs(float64(a.Pix[i+1])-float64(b.Pix[i+1])) + math.Abs(float64(a.Pix[i+2])-float64(b.Pix[i+2]))
@@ -88,8 +88,8 @@ func TestTryonNoPerson(t *testing.T) {
 func TestTryonTrousersOnUpperBody(t *testing.T) {
 	res, err := run(t, Inputs{PersonImage: "file:images/astronaut.png", GarmentImage: "file:garments/flatlay_trousers_khaki.png", Accuracy: "standard", SampleCount: 1})
 	if err == nil {
-		person := scene.RGBA(pipelinetest.Image(t, "images/astronaut.png"))
-		out := scene.RGBA(res.Outputs[0].Image)
+		person := raster.RGBA(pipelinetest.Image(t, "images/astronaut.png"))
+		out := raster.RGBA(res.Outputs[0].Image)
 		same := 0
 		for i := range out.Pix {
 			if out.Pix[i] == person.Pix[i] {

@@ -6,10 +6,10 @@ import (
 	"image"
 	"image/draw"
 
-	"fashiond/pipelines/garment"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/mask"
-	"fashiond/pipelines/transfer"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/mask"
+	"fashiond/pipelines/capability/transfer"
 )
 
 // The generative refinement of a classical transfer: the warped garment's

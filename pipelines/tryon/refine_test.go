@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/pipelines/garment"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/pipelinetest"
+	"fashiond/internal/pipelinetest"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/generative"
 )
 
 func TestRefinePrompt(t *testing.T) {

@@ -7,12 +7,12 @@ import (
 	"image"
 	"slices"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	bodypkg "fashiond/pipelines/body"
-	"fashiond/pipelines/garment"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/transfer"
+	bodypkg "fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/garment"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/transfer"
 	"fashiond/spec"
 )
 
@@ -31,7 +31,7 @@ type subject struct {
 
 // findSubject analyses the people in the person image and chooses the
 // subject (body package rule).
-func findSubject(ctx context.Context, p models.Perception, person image.Image) (*subject, error) {
+func findSubject(ctx context.Context, p perception.Perception, person image.Image) (*subject, error) {
 	s, err := transfer.FindSubject(ctx, p, person, "personImage")
 	var pe *pipelines.Error
 	if err != nil && !errors.As(err, &pe) {
@@ -56,7 +56,7 @@ type generators struct {
 // (its regions are the try-on model's mask, and its result the fallback),
 // then the try-on model when one is installed; a try-on output that fails a
 // self-check gives way to the classical path, and the note names the check.
-func (s *subject) transfer(ctx context.Context, p models.Perception, gen generators, g *garment.Garment, o transfer.Options) (pipelines.Output, error) {
+func (s *subject) transfer(ctx context.Context, p perception.Perception, gen generators, g *garment.Garment, o transfer.Options) (pipelines.Output, error) {
 	out, info, err := s.Transfer(ctx, p, g, o)
 	if err != nil {
 		return pipelines.Output{}, err
@@ -86,7 +86,7 @@ func (s *subject) transfer(ctx context.Context, p models.Perception, gen generat
 // classical measures the warp's result and, with an inpainting model,
 // refines its garment region; a refinement that fails a self-check gives
 // way to the reference result.
-func (s *subject) classical(ctx context.Context, p models.Perception, inp generative.Inpainter, out *image.RGBA,
+func (s *subject) classical(ctx context.Context, p perception.Perception, inp generative.Inpainter, out *image.RGBA,
 	info *transfer.TransferInfo, g *garment.Garment, o transfer.Options) (pipelines.Output, error) {
 	ref, err := s.measure(ctx, p, out, info)
 	if err != nil || inp == nil {
@@ -116,7 +116,7 @@ func (s *subject) classical(ctx context.Context, p models.Perception, inp genera
 // measure places a transferred crop back, confined to the subject's region
 // and blend band, and runs the self-checks (changed outside the subject,
 // face unchanged, face found: transfer.Subject.Place).
-func (s *subject) measure(ctx context.Context, p models.Perception, out *image.RGBA, info *transfer.TransferInfo) (pipelines.Output, error) {
+func (s *subject) measure(ctx context.Context, p perception.Perception, out *image.RGBA, info *transfer.TransferInfo) (pipelines.Output, error) {
 	final, checks, err := s.Place(ctx, p, out)
 	if err != nil {
 		return pipelines.Output{}, fmt.Errorf("tryon: %w", err)

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"fashiond/models/testenv"
-	bodypkg "fashiond/pipelines/body"
-	"fashiond/pipelines/pipelinetest"
-	"fashiond/pipelines/selfcheck"
+	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
+	bodypkg "fashiond/pipelines/capability/body"
+	"fashiond/pipelines/capability/selfcheck"
 )
 
 // TestTryonGroupPhotoConfined: on the two-person photos the garment goes on

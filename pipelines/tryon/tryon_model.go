@@ -5,10 +5,10 @@ import (
 	"image"
 	"image/draw"
 
-	"fashiond/models"
+	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/generative"
-	"fashiond/pipelines/transfer"
+	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/transfer"
 )
 
 // tryOnMask is the region the try-on model repaints on the subject's crop
@@ -21,7 +21,7 @@ func (s *subject) tryOnMask(info *transfer.TransferInfo) *image.Gray {
 // tryOn puts the garment photo on the subject with the try-on model over
 // the region of tryOnMask, places the result back and measures it with the
 // same self-checks as the classical result.
-func (s *subject) tryOn(ctx context.Context, p models.Perception, ton generative.TryOner, garmentImg image.Image,
+func (s *subject) tryOn(ctx context.Context, p perception.Perception, ton generative.TryOner, garmentImg image.Image,
 	info *transfer.TransferInfo, o transfer.Options) (pipelines.Output, error) {
 	var progress func(done, total int)
 	if o.Progress != nil {

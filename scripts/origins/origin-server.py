@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A local stand-in for github.com, for trying the origin path without the
 internet: serves DIR/<file> at the URL path of each model's origin URL in
-models/manifests/*.json (e.g. /opencv/opencv_zoo/raw/<commit>/models/...),
+perception/manifests/*.json (e.g. /opencv/opencv_zoo/raw/<commit>/models/...),
 404 for anything else. Point FASHIOND_MODELS_GITHUB at it.
 
 Usage: origin-server.py DIR [PORT]   (PORT 0 or absent: a free port, printed)

@@ -19,7 +19,7 @@ if [ -n "${FASHIOND_MODELS_MIRROR:-}" ] || [ -d "$root/../shared/models" ] || [ 
 fi
 field() { sed -n "s/^ *\"$1\": *\"\([^\"]*\)\".*/\1/p" "$2" | head -n1; }
 missing=""
-for m in "$root"/models/manifests/*.json; do
+for m in "$root"/perception/manifests/*.json; do
   file=$(field file "$m"); sum=$(field sha256 "$m")
   [ -n "$file" ] || continue
   grep -q '"optional": *true' "$m" && continue

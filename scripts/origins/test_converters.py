@@ -1,4 +1,4 @@
-"""Tests of the origin converters, run by models/origin_npm_test.go
+"""Tests of the origin converters, run by perception/origin_npm_test.go
 (TestOriginConverterScripts) with the real model files extracted from the
 npm tarballs: ORIGIN_BLAZEPOSE_LITE=<.tflite>,
 ORIGIN_REALESR_GENERAL_X4V3=<.param>,<.bin>. Tests needing a file the
