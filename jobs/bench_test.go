@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"fashiond/jobs/internal/rdb"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
@@ -55,7 +56,7 @@ func BenchmarkSubmit(b *testing.B) {
 	svc, owner := benchService(b)
 	ctx := context.Background()
 	advertise := func() {
-		svc.rdb.ZAdd(ctx, keyServed(ModelTryon), redis.Z{Score: float64(nowMS()), Member: "bench"})
+		svc.rdb.ZAdd(ctx, rdb.KeyServed(ModelTryon), redis.Z{Score: float64(nowMS()), Member: "bench"})
 	}
 	advertise()
 	lat := make([]time.Duration, 0, b.N)

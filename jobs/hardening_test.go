@@ -23,6 +23,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"fashiond/fetch"
+	"fashiond/jobs/internal/rdb"
 	"fashiond/pipelines"
 	"fashiond/storage"
 )
@@ -93,7 +94,7 @@ func TestInputsLeaveRedis(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stored, _ := e.svc.rdb.HGet(ctx, keyJob(j.ID), fInputs).Result()
+			stored, _ := e.svc.rdb.HGet(ctx, rdb.KeyJob(j.ID), rdb.FieldInputs).Result()
 			if terminal(e.mustGet(j.ID).Status) {
 				t.Fatal("job ended before the check")
 			}
@@ -109,12 +110,12 @@ func TestInputsLeaveRedis(t *testing.T) {
 				_, err := os.Stat(e.inputsDir(j.ID))
 				return os.IsNotExist(err)
 			})
-			if v, _ := e.svc.rdb.HGet(ctx, keyJob(j.ID), fInputs).Result(); v != "" {
+			if v, _ := e.svc.rdb.HGet(ctx, rdb.KeyJob(j.ID), rdb.FieldInputs).Result(); v != "" {
 				t.Errorf("%s: inputs still in the job record after the end", p.name)
 			}
 		}
 		eventually(t, "input quota released", func() bool {
-			n, _ := e.svc.rdb.Get(ctx, keyInputBytes(e.owner)).Int64()
+			n, _ := e.svc.rdb.Get(ctx, rdb.KeyInputBytes(e.owner)).Int64()
 			return n == 0
 		})
 		if code, _, _ := fetchURL(t, e.cdn.URL+"/cdn/private/inputs/x/y.png"); code != http.StatusNotFound {
@@ -328,18 +329,18 @@ func TestCrashAccounting(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{MaxCrashes: 2})
 		ctx := context.Background()
-		advertise := func() { e.svc.rdb.ZAdd(ctx, keyServed("work"), redisZ(float64(nowMS()+60_000), "fake")) }
+		advertise := func() { e.svc.rdb.ZAdd(ctx, rdb.KeyServed("work"), redisZ(float64(nowMS()+60_000), "fake")) }
 		advertise()
 		poison := e.submit("work", 2, "")
 		healthy := e.submit("work", 3, "")
-		if info, err := e.svc.insp.GetTaskInfo(QueueName("work"), healthy.ID); err != nil || info.MaxRetry != taskMaxRetry {
+		if info, err := e.svc.insp.GetTaskInfo(rdb.QueueName("work"), healthy.ID); err != nil || info.MaxRetry != taskMaxRetry {
 			t.Fatalf("task max retry %+v %v, want %d", info, err, taskMaxRetry)
 		}
 		// poison died alone on two workers; healthy shared a dead worker
 		// with another job three times.
 		for i, w := range []string{"dead-1", "dead-2"} {
-			e.svc.rdb.SAdd(ctx, keyRunning(w), poison.ID)
-			e.svc.rdb.HSet(ctx, keyJob(poison.ID), "running", w)
+			e.svc.rdb.SAdd(ctx, rdb.KeyRunning(w), poison.ID)
+			e.svc.rdb.HSet(ctx, rdb.KeyJob(poison.ID), "running", w)
 			if i == 0 {
 				wk := &Worker{svc: e.svc, id: "probe", log: testLog()}
 				if ok, own, err := wk.claim(ctx, poison.ID, 2); !ok || own != 1 || err != nil {
@@ -349,15 +350,15 @@ func TestCrashAccounting(t *testing.T) {
 			}
 		}
 		for _, w := range []string{"dead-3", "dead-4", "dead-5"} {
-			e.svc.rdb.SAdd(ctx, keyRunning(w), healthy.ID, "some-other-job")
-			e.svc.rdb.HSet(ctx, keyJob(healthy.ID), "running", w)
+			e.svc.rdb.SAdd(ctx, rdb.KeyRunning(w), healthy.ID, "some-other-job")
+			e.svc.rdb.HSet(ctx, rdb.KeyJob(healthy.ID), "running", w)
 			wk := &Worker{svc: e.svc, id: "probe", log: testLog()}
 			if ok, own, err := wk.claim(ctx, healthy.ID, 2); !ok || own != 0 || err != nil {
 				t.Fatalf("claim after a shared crash: %v %d %v", ok, own, err)
 			}
 		}
-		e.svc.rdb.HSet(ctx, keyJob(healthy.ID), "running", "dead-5")
-		e.svc.rdb.ZRem(ctx, keyServed("work"), "fake")
+		e.svc.rdb.HSet(ctx, rdb.KeyJob(healthy.ID), "running", "dead-5")
+		e.svc.rdb.ZRem(ctx, rdb.KeyServed("work"), "fake")
 		e.worker(&gradient{name: "work", n: 1, w: 4, h: 4})
 		pj := e.waitTerminal(poison.ID)
 		if pj.Status != StatusError || pj.Error == nil || !strings.Contains(*pj.Error, "stopped the worker running it 2 times") {
@@ -369,7 +370,7 @@ func TestCrashAccounting(t *testing.T) {
 		if b := e.balance(); b != e.credits-3 {
 			t.Errorf("balance %d, want %d (poison refunded, healthy charged)", b, e.credits-3)
 		}
-		if v, _ := e.svc.rdb.HGet(ctx, keyJob(healthy.ID), "crashes").Int(); v != 4 {
+		if v, _ := e.svc.rdb.HGet(ctx, rdb.KeyJob(healthy.ID), "crashes").Int(); v != 4 {
 			t.Errorf("healthy job crashes = %d, want 4", v)
 		}
 	})
@@ -411,7 +412,7 @@ func TestStudioOpaquePath(t *testing.T) {
 		// A model stored before opaque ids: only the legacy file exists.
 		legacy := pipelines.SavedModel{ID: "33333333-3333-4333-8333-333333333333", Name: "old"}
 		rec, _ := json.Marshal(legacy)
-		e.svc.rdb.HSet(ctx, keyStudio(e.owner), legacy.ID, rec)
+		e.svc.rdb.HSet(ctx, rdb.KeyStudio(e.owner), legacy.ID, rec)
 		var buf bytes.Buffer
 		png.Encode(&buf, img)
 		if err := e.store.Put(ctx, legacyStudioKey(e.owner, legacy.ID), "image/png", &buf); err != nil {

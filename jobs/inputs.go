@@ -52,8 +52,6 @@ func (e *QuotaError) Unwrap() error { return ErrInputQuota }
 // inputsFolder is the blob folder of a job's input images.
 func inputsFolder(jobID string) string { return "private/inputs/" + jobID + "/" }
 
-func keyInputBytes(owner string) string { return keyPrefix + "input_bytes:" + owner }
-
 // spoolInputs writes the data URI images of inputs to the blob store and
 // returns the inputs with references in their place and the bytes stored.
 // The JSON is read in place (no copy of the images); each image is decoded
@@ -158,17 +156,6 @@ func inputExt(format string) string {
 	return ".bin"
 }
 
-// dropInputsScript returns a job's stored input bytes to its owner's quota
-// once. KEYS: job, owner's input bytes. Returns the bytes released.
-var dropInputsScript = `
-local n = tonumber(redis.call('HGET', KEYS[1], 'input_bytes') or '0')
-if n > 0 then
-  redis.call('HSET', KEYS[1], 'input_bytes', '0')
-  local left = redis.call('DECRBY', KEYS[2], n)
-  if left <= 0 then redis.call('DEL', KEYS[2]) end
-end
-return n`
-
 // dropInputs deletes a job's input images and releases their quota.
 // Idempotent; errors are logged (the expiry pass retries the delete).
 func (s *Service) dropInputs(ctx context.Context, id, owner string) {
@@ -178,7 +165,7 @@ func (s *Service) dropInputs(ctx context.Context, id, owner string) {
 	if owner == "" {
 		return
 	}
-	if err := s.rdb.Eval(ctx, dropInputsScript, []string{keyJob(id), keyInputBytes(owner)}).Err(); err != nil {
+	if err := s.db.ReleaseInputQuota(ctx, id, owner); err != nil {
 		s.log.Warn("release input quota", "job", id, "err", err)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"fashiond/fetch"
+	"fashiond/jobs/internal/rdb"
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
 )
@@ -219,7 +220,7 @@ func TestInsufficientCredits(t *testing.T) {
 			{0, true, 0},
 		}
 		for _, tc := range tests {
-			jobsBefore := countKeys(t, e, keyJobPrefix+"*")
+			jobsBefore := countKeys(t, e, rdb.KeyJobPrefix+"*")
 			j, err := e.svc.Submit(ctx, SubmitRequest{Owner: owner, Model: ModelTryon, Cost: tc.cost})
 			if tc.ok != (err == nil) {
 				t.Fatalf("cost %d: err %v, want ok=%v", tc.cost, err, tc.ok)
@@ -229,7 +230,7 @@ func TestInsufficientCredits(t *testing.T) {
 				if !errors.As(err, &ce) || !errors.Is(err, ErrInsufficientCredits) || ce.Cost != tc.cost || ce.Balance != tc.balance {
 					t.Errorf("cost %d: err %#v, want CreditsError{%d %d}", tc.cost, err, tc.balance, tc.cost)
 				}
-				if n := countKeys(t, e, keyJobPrefix+"*"); n != jobsBefore {
+				if n := countKeys(t, e, rdb.KeyJobPrefix+"*"); n != jobsBefore {
 					t.Errorf("cost %d: %d job records, want %d (no job)", tc.cost, n, jobsBefore)
 				}
 			} else if j.Credits != tc.cost {
@@ -332,7 +333,7 @@ func TestKeysAndIsolation(t *testing.T) {
 				t.Errorf("raw key stored in Redis key %s", k)
 			}
 		}
-		if v, _ := e.svc.rdb.HGetAll(ctx, keyKeys).Result(); strings.Contains(mapString(v), e.key) {
+		if v, _ := e.svc.rdb.HGetAll(ctx, rdb.KeyAPIKeys).Result(); strings.Contains(mapString(v), e.key) {
 			t.Error("raw key stored in the key records")
 		}
 		// Provisioning is idempotent: a restart does not add credits.
@@ -417,10 +418,10 @@ func TestRetention(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(e.store.Dir(), j.ID)); !os.IsNotExist(err) {
 			t.Errorf("output folder still exists: %v", err)
 		}
-		if n := countKeys(t, e, keyJob(j.ID)); n != 0 {
+		if n := countKeys(t, e, rdb.KeyJob(j.ID)); n != 0 {
 			t.Errorf("job record still in Redis")
 		}
-		if n, _ := e.svc.rdb.ZCard(context.Background(), keyExpiry).Result(); n != 0 {
+		if n, _ := e.svc.rdb.ZCard(context.Background(), rdb.KeyExpiry).Result(); n != 0 {
 			t.Errorf("expiry index holds %d entries", n)
 		}
 	})
@@ -655,7 +656,7 @@ func TestShutdownRequeues(t *testing.T) {
 		if r.Status != StatusStarting {
 			t.Fatalf("interrupted job is %q, want starting", r.Status)
 		}
-		info, err := e.svc.insp.GetTaskInfo(QueueName("block"), j.ID)
+		info, err := e.svc.insp.GetTaskInfo(rdb.QueueName("block"), j.ID)
 		if err != nil || info.State != asynq.TaskStatePending {
 			t.Fatalf("task %+v %v, want pending", info, err)
 		}
@@ -676,28 +677,28 @@ func TestUnstick(t *testing.T) {
 		w := e.worker(&gradient{name: "gone", n: 1, w: 8, h: 8})
 		w.Shutdown()
 		// Make "gone" look live for the submissions only.
-		advertise := func() { e.svc.rdb.ZAdd(ctx, keyServed("gone"), redisZ(float64(nowMS()), "fake")) }
+		advertise := func() { e.svc.rdb.ZAdd(ctx, rdb.KeyServed("gone"), redisZ(float64(nowMS()), "fake")) }
 		advertise()
 		archived := e.submit("gone", 4, "")
 		unserved := e.submit("gone", 3, "")
 		orphan := e.submit("gone", 2, "")
-		e.svc.rdb.ZRem(ctx, keyServed("gone"), "fake")
-		if err := e.svc.insp.ArchiveTask(QueueName("gone"), archived.ID); err != nil {
+		e.svc.rdb.ZRem(ctx, rdb.KeyServed("gone"), "fake")
+		if err := e.svc.insp.ArchiveTask(rdb.QueueName("gone"), archived.ID); err != nil {
 			t.Fatal(err)
 		}
 		// orphan: dequeued by a worker that died (asynq v0.26's layout:
 		// the task leaves the pending list for the active list and gets a
 		// lease; its lease was last extended a minute ago).
-		q := QueueName("gone")
-		e.svc.rdb.LRem(ctx, "asynq:{"+q+"}:pending", 0, orphan.ID)
-		e.svc.rdb.LPush(ctx, "asynq:{"+q+"}:active", orphan.ID)
-		e.svc.rdb.HSet(ctx, "asynq:{"+q+"}:t:"+orphan.ID, "state", "active")
-		e.svc.rdb.ZAdd(ctx, leaseKey(q), redisZ(float64(time.Now().Add(-30*time.Second).Unix()), orphan.ID))
+		q := rdb.QueueName("gone")
+		e.svc.rdb.LRem(ctx, rdb.PendingKey(q), 0, orphan.ID)
+		e.svc.rdb.LPush(ctx, rdb.ActiveKey(q), orphan.ID)
+		e.svc.rdb.HSet(ctx, rdb.TaskKey(q, orphan.ID), "state", "active")
+		e.svc.rdb.ZAdd(ctx, rdb.LeaseKey(q), redisZ(float64(time.Now().Add(-30*time.Second).Unix()), orphan.ID))
 		if info, err := e.svc.insp.GetTaskInfo(q, orphan.ID); err != nil || info.State != asynq.TaskStateActive {
 			t.Fatalf("simulated orphan: %+v %v", info, err)
 		}
 		for _, id := range []string{archived.ID, unserved.ID, orphan.ID} {
-			e.svc.rdb.ZAdd(ctx, keyActive, redisZ(0, id)) // make them old
+			e.svc.rdb.ZAdd(ctx, rdb.KeyActive, redisZ(0, id)) // make them old
 		}
 		for i := 0; i < 2; i++ { // twice: the second pass changes nothing
 			if err := e.svc.Sweep(ctx); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"fashiond/jobs/internal/rdb"
 	"fashiond/spec"
 )
 
@@ -60,7 +61,7 @@ func isVideo(model string) bool { return model == ModelImageToVideo }
 // liveWorkers counts workers whose last heartbeat for model is recent.
 func (s *Service) liveWorkers(ctx context.Context, model string) (int, error) {
 	min := strconv.FormatInt(nowMS()-HeartbeatTTL.Milliseconds(), 10)
-	n, err := s.rdb.ZCount(ctx, keyServed(model), min, "+inf").Result()
+	n, err := s.rdb.ZCount(ctx, rdb.KeyServed(model), min, "+inf").Result()
 	if err != nil {
 		return 0, fmt.Errorf("jobs: worker heartbeats: %w", err)
 	}
@@ -70,7 +71,7 @@ func (s *Service) liveWorkers(ctx context.Context, model string) (int, error) {
 // Models lists the spec's models, then any other model a worker has
 // advertised, each with the number of live workers serving it.
 func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
-	known, err := s.rdb.SMembers(ctx, keyModels).Result()
+	known, err := s.rdb.SMembers(ctx, rdb.KeyModels).Result()
 	if err != nil {
 		return nil, fmt.Errorf("jobs: models: %w", err)
 	}
@@ -90,7 +91,7 @@ func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
 	pipe := s.rdb.Pipeline()
 	counts := make([]interface{ Val() int64 }, len(out))
 	for i, m := range out {
-		counts[i] = pipe.ZCount(ctx, keyServed(m.Name), min, "+inf")
+		counts[i] = pipe.ZCount(ctx, rdb.KeyServed(m.Name), min, "+inf")
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("jobs: models: %w", err)
@@ -107,13 +108,13 @@ func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
 
 // addGenerative fills each model's stages from the live workers' info.
 func (s *Service) addGenerative(ctx context.Context, out []ModelInfo, min string) error {
-	ids, err := s.rdb.ZRangeByScore(ctx, keyWorkers, &redis.ZRangeBy{Min: min, Max: "+inf"}).Result()
+	ids, err := s.rdb.ZRangeByScore(ctx, rdb.KeyWorkers, &redis.ZRangeBy{Min: min, Max: "+inf"}).Result()
 	if err != nil {
 		return fmt.Errorf("jobs: models: %w", err)
 	}
 	gen := map[string][]string{}
 	for _, id := range ids {
-		raw, err := s.rdb.Get(ctx, keyWorker(id)).Bytes()
+		raw, err := s.rdb.Get(ctx, rdb.KeyWorker(id)).Bytes()
 		if err != nil {
 			continue // the worker's info expired or it never advertised
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"fashiond/jobs/internal/rdb"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
@@ -68,7 +69,7 @@ func TestPresignAtRead(t *testing.T) {
 			t.Fatalf("fresh URL %s: %d, want a presigned URL that works", u, code)
 		}
 	}
-	raw, _ := svc.rdb.HGet(ctx, keyJob(j.ID), fOutput).Result()
+	raw, _ := svc.rdb.HGet(ctx, rdb.KeyJob(j.ID), rdb.FieldOutput).Result()
 	if raw != `["`+blobRef+OutputKey(j.ID, 0, "jpg")+`"]` {
 		t.Errorf("record output %s, want the blob key", raw)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/hibiken/asynq"
+
+	"fashiond/jobs/internal/rdb"
 )
 
 // TestReplayRedispatchesLostTask: a job whose record survived but whose
@@ -25,7 +27,7 @@ func TestReplayRedispatchesLostTask(t *testing.T) {
 			t.Fatal(err)
 		}
 		insp := asynq.NewInspectorFromRedisClient(e.svc.Redis())
-		queue := QueueName("work")
+		queue := rdb.QueueName("work")
 		if _, err := insp.GetTaskInfo(queue, j.ID); err != nil {
 			t.Fatalf("the submitted job has no task: %v", err)
 		}

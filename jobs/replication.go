@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"fashiond/jobs/internal/rdb"
 )
 
 // ErrNotReplicated: a submission or cancellation was written to the Redis
@@ -16,16 +18,10 @@ import (
 // the same Idempotency-Key gets the job once whichever way it went.
 var ErrNotReplicated = errors.New("the write was not confirmed by enough Redis replicas")
 
-// keyReplProbe is written right before WAIT, on WAIT's connection: WAIT
-// counts the replicas that acknowledged its connection's last write, and
-// the replication stream is ordered, so a replica that has the probe has
-// every write made before it, on any connection.
-const keyReplProbe = keyPrefix + "repl_probe"
+// The replication probes (see rdb.KeyReplProbe and rdb.KeyQueueProbe).
+const keyReplProbe = rdb.KeyReplProbe
 
-// keyQueueProbe is the probe of a model queue's shard on a Redis
-// Cluster: asynq keeps a queue's keys under the hash tag {<queue>}, so
-// this key lies in their slot, on the master that took the job's task.
-func keyQueueProbe(queue string) string { return "{" + queue + "}:repl_probe" }
+func keyQueueProbe(queue string) string { return rdb.KeyQueueProbe(queue) }
 
 // confirmReplicated waits until s.waitReplicas replicas hold every write
 // made so far (nothing to do when it is 0). On one Redis (or a Sentinel

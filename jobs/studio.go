@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"fashiond/jobs/internal/rdb"
 	"fashiond/pipelines"
 	"fashiond/storage"
 )
@@ -83,7 +84,7 @@ func (st Studio) Save(ctx context.Context, owner string, m pipelines.SavedModel,
 	}
 	m.ImageURL = blobRef + key // the record keeps the key; readers get a URL made then
 	rec, _ := json.Marshal(m)
-	if err := s.rdb.HSet(ctx, keyStudio(owner), m.ID, rec).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, rdb.KeyStudio(owner), m.ID, rec).Err(); err != nil {
 		return m, fmt.Errorf("jobs: studio: %w", err)
 	}
 	m.ImageURL = s.blobURL(m.ImageURL)
@@ -123,7 +124,7 @@ func (s *Service) GetSaved(ctx context.Context, owner, id string) (pipelines.Sav
 	if !validID(id) {
 		return m, errStudioNotFound
 	}
-	v, err := s.rdb.HGet(ctx, keyStudio(owner), id).Result()
+	v, err := s.rdb.HGet(ctx, rdb.KeyStudio(owner), id).Result()
 	if errors.Is(err, redis.Nil) {
 		return m, errStudioNotFound
 	}
@@ -139,7 +140,7 @@ func (s *Service) GetSaved(ctx context.Context, owner, id string) (pipelines.Sav
 
 // ListSaved lists owner's saved models, newest first.
 func (s *Service) ListSaved(ctx context.Context, owner string) ([]pipelines.SavedModel, error) {
-	all, err := s.rdb.HGetAll(ctx, keyStudio(owner)).Result()
+	all, err := s.rdb.HGetAll(ctx, rdb.KeyStudio(owner)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("jobs: studio: %w", err)
 	}
