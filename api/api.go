@@ -23,6 +23,7 @@ import (
 	"fashiond/jobs"
 	"fashiond/pipelines"
 	"fashiond/playground"
+	"fashiond/spec"
 )
 
 // Options configures the handler.
@@ -281,8 +282,13 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	}
 	sub := jobs.SubmitRequest{Owner: owner, Model: req.model, Inputs: norm, Cost: cost, WebhookURL: req.webhook}
 	if idemKey != "" {
+		canonical, err := spec.Encode(norm)
+		if err != nil {
+			s.backendError(w, r, "encode the inputs", err)
+			return
+		}
 		sub.IdempotencyKey = idemKey
-		sub.Fingerprint = jobs.Fingerprint([]byte(req.model), norm, []byte(req.webhook))
+		sub.Fingerprint = jobs.Fingerprint([]byte(req.model), canonical, []byte(req.webhook))
 	}
 	job, err := s.o.Backend.Submit(r.Context(), sub)
 	if s.submitError(w, err) || s.submitRefused(w, r, err, job, req.model, cost) {
@@ -321,7 +327,7 @@ func (s *server) admitRun(w http.ResponseWriter, r *http.Request) (release func(
 // members, then the model's inputs, normalised, with the job's cost. It
 // answers the request itself (a body error or a 400) and returns false
 // when the body is not acceptable.
-func (s *server) readRun(w http.ResponseWriter, r *http.Request) (runRequest, json.RawMessage, int, bool) {
+func (s *server) readRun(w http.ResponseWriter, r *http.Request) (runRequest, spec.Inputs, int, bool) {
 	s.bodyDeadline(w, r)
 	body, err := readBody(w, r, s.o.MaxBodyBytes, maxStringLen(s.o.FetchPolicy.MaxBytes))
 	if err != nil {
@@ -363,8 +369,8 @@ func (s *server) readRun(w http.ResponseWriter, r *http.Request) (runRequest, js
 // models in the owner's studio and the webhook URL against the fetch
 // policy. It answers the request itself (a 400, or the backend's error)
 // and returns false when a reference is refused.
-func (s *server) checkRunRefs(w http.ResponseWriter, r *http.Request, owner string, req runRequest, norm json.RawMessage) bool {
-	if ve, err := CheckStudioRefs(r.Context(), s.o.Backend, owner, req.model, norm); err != nil {
+func (s *server) checkRunRefs(w http.ResponseWriter, r *http.Request, owner string, req runRequest, norm spec.Inputs) bool {
+	if ve, err := CheckStudioRefs(r.Context(), s.o.Backend, owner, norm); err != nil {
 		s.backendError(w, r, "studio lookup", err)
 		return false
 	} else if ve != nil {
@@ -490,13 +496,10 @@ func checkJSONContentType(ct string) string {
 // CheckStudioRefs checks that model-create's faceModelId and poseModelId
 // name saved models of owner. ve is a 400 (unknown_face_model,
 // unknown_pose_model); err is a backend failure.
-func CheckStudioRefs(ctx context.Context, b jobs.Backend, owner, model string, normalised json.RawMessage) (ve *ValidationError, err error) {
-	if model != ModelModelCreate {
+func CheckStudioRefs(ctx context.Context, b jobs.Backend, owner string, normalised spec.Inputs) (ve *ValidationError, err error) {
+	in, ok := normalised.(*spec.ModelCreateInputs)
+	if !ok {
 		return nil, nil
-	}
-	var in ModelCreateInputs
-	if err := json.Unmarshal(normalised, &in); err != nil {
-		return nil, fmt.Errorf("normalised model-create inputs: %w", err)
 	}
 	for _, ref := range []struct{ field, id, code, what string }{
 		{"inputs.faceModelId", in.FaceModelID, CodeUnknownFaceModel, "face model"},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"fashiond/jobs"
+	"fashiond/spec"
 )
 
 type harness struct {
@@ -140,8 +141,8 @@ func TestRunPerModel(t *testing.T) {
 		if sub.Model != m || sub.Owner != "owner-alice" || sub.Cost != want[m].cost {
 			t.Errorf("%s: submitted %+v", m, sub)
 		}
-		if _, err := Cost(m, sub.Inputs); err != nil {
-			t.Errorf("%s: submitted inputs: %v", m, err)
+		if c, err := spec.Cost(sub.Inputs); err != nil || c != sub.Cost || sub.Inputs.ModelName() != m {
+			t.Errorf("%s: submitted inputs of %s cost %d, %v", m, sub.Inputs.ModelName(), c, err)
 		}
 	}
 	// Balance went down by the sum.
@@ -162,8 +163,8 @@ func TestRunNormalisedInputsReachBackend(t *testing.T) {
 	}
 	sub := hs.fake.submitted[0]
 	want := `{"productImage":"` + img + `","customPrompt":"","modelImageUrl":"","styleId":"","quality":"4k","sampleCount":2,"ratio":"3:4"}`
-	if string(sub.Inputs) != want {
-		t.Errorf("inputs\n got %s\nwant %s", sub.Inputs, want)
+	if got, err := spec.Encode(sub.Inputs); err != nil || string(got) != want {
+		t.Errorf("inputs\n got %s, %v\nwant %s", got, err, want)
 	}
 	if sub.WebhookURL != "https://hooks.example.com/x?a=1" {
 		t.Errorf("webhook %q", sub.WebhookURL)

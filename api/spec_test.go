@@ -17,7 +17,7 @@ import (
 func TestSpec_NormaliseAgreesWithValidate(t *testing.T) {
 	checked := 0
 	try := func(model, inputs string) {
-		norm, _, verr := Validate(model, json.RawMessage(inputs))
+		norm, _, verr := validateJSON(model, json.RawMessage(inputs))
 		if verr != nil {
 			return
 		}

@@ -2,13 +2,10 @@ package api
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,18 +60,18 @@ func verr(field, code, format string, args ...any) *ValidationError {
 }
 
 // Validate checks model's inputs against every rule of the spec, applies
-// the defaults and returns the normalised inputs (canonical JSON of the
-// model's *Inputs struct) and the job's credit cost. Image URLs are checked
+// the defaults and returns the normalised inputs (the model's spec input
+// type, images as the references given) and the job's credit cost. Image URLs are checked
 // for syntax and literal internal addresses under fetch.DefaultPolicy; data
 // URIs for their prefix, base64 and 25 MB decoded size. Saved-model ids
 // (faceModelId, poseModelId) are not looked up: see CheckStudioRefs.
-func Validate(model string, raw json.RawMessage) (normalised json.RawMessage, cost int, err *ValidationError) {
+func Validate(model string, raw json.RawMessage) (normalised spec.Inputs, cost int, err *ValidationError) {
 	return ValidateWith(fetch.DefaultPolicy(), model, raw)
 }
 
 // ValidateWith is Validate under policy p: p.MaxBytes bounds data URIs
 // (default 25 MB) and p.Allow permits literal internal addresses in URLs.
-func ValidateWith(p fetch.Policy, model string, raw json.RawMessage) (json.RawMessage, int, *ValidationError) {
+func ValidateWith(p fetch.Policy, model string, raw json.RawMessage) (spec.Inputs, int, *ValidationError) {
 	if p.MaxBytes <= 0 {
 		p.MaxBytes = fetch.DefaultMaxBytes
 	}
@@ -91,35 +88,16 @@ func ValidateWith(p fetch.Policy, model string, raw json.RawMessage) (json.RawMe
 
 // validateObject validates the inputs object of a known model into the
 // model's input type (see ValidateWith).
-func (v *validator) validateObject(model string, in object) (json.RawMessage, int, *ValidationError) {
+func (v *validator) validateObject(model string, in object) (spec.Inputs, int, *ValidationError) {
 	out := spec.NewInputs(model)
-	if e := v.fill(in, model, fieldPointers(out)); e != nil {
+	if e := v.fill(in, model, spec.FieldPointers(out)); e != nil {
 		return nil, 0, e
 	}
-	b, err := marshal(out)
-	if err != nil {
-		return nil, 0, verr("inputs", CodeInvalidValue, "inputs cannot be encoded: %v", err)
-	}
-	b = v.splice(b)
-	c, err := spec.Cost(model, b)
+	c, err := spec.Cost(out)
 	if err != nil {
 		return nil, 0, verr("inputs", CodeInvalidValue, "%v", err)
 	}
-	return b, c, nil
-}
-
-// fieldPointers maps the JSON name of each field of the struct ptr points
-// to (a spec input type, a pose) to a pointer to the field: where the
-// rule interpreter stores each checked value.
-func fieldPointers(ptr any) map[string]any {
-	rv := reflect.ValueOf(ptr).Elem()
-	rt := rv.Type()
-	out := make(map[string]any, rt.NumField())
-	for i := range rt.NumField() {
-		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-		out[name] = rv.Field(i).Addr().Interface()
-	}
-	return out
+	return out, c, nil
 }
 
 func unknownModel(model string) *ValidationError {
@@ -298,7 +276,7 @@ func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
 		if e := po.onlyPose(p.Type, accepted...); e != nil {
 			return nil, e
 		}
-		if e := v.fields(po, m, fieldPointers(&p)); e != nil {
+		if e := v.fields(po, m, spec.FieldPointers(&p)); e != nil {
 			return nil, e
 		}
 		out = append(out, p)
@@ -334,58 +312,6 @@ func (o object) angles(f fieldRule) ([]string, *ValidationError) {
 
 type validator struct {
 	policy fetch.Policy
-	// large maps the placeholder that stands for a large image string in
-	// the normalised inputs to the string's JSON as received (see splice).
-	large map[string][]byte
-	nonce string
-}
-
-// spliceMin is the length from which an image string is not re-encoded
-// into the normalised inputs but spliced in as received.
-const spliceMin = 64 << 10
-
-// placeholder returns a unique stand-in for the image string raw (JSON, as
-// received) and remembers raw for splice.
-func (v *validator) placeholder(raw []byte) string {
-	if v.large == nil {
-		v.large = map[string][]byte{}
-		var n [8]byte
-		_, _ = rand.Read(n[:])
-		v.nonce = hex.EncodeToString(n[:])
-	}
-	p := fmt.Sprintf("\x00fashiond-image-%s-%d", v.nonce, len(v.large))
-	v.large[p] = raw
-	return p
-}
-
-// splice replaces each placeholder's JSON string in b by the image string
-// as received, in one buffer of the final size: a large data URI is copied
-// once instead of being escaped into a growing buffer.
-func (v *validator) splice(b []byte) []byte {
-	if len(v.large) == 0 {
-		return b
-	}
-	type cut struct {
-		at, n int
-		raw   []byte
-	}
-	var cuts []cut
-	size := len(b)
-	for p, raw := range v.large {
-		q, _ := marshal(p)
-		if i := bytes.Index(b, q); i >= 0 {
-			cuts = append(cuts, cut{i, len(q), raw})
-			size += len(raw) - len(q)
-		}
-	}
-	slices.SortFunc(cuts, func(a, b cut) int { return a.at - b.at })
-	out := make([]byte, 0, size)
-	last := 0
-	for _, c := range cuts {
-		out = append(append(out, b[last:c.at]...), c.raw...)
-		last = c.at + c.n
-	}
-	return append(out, b[last:]...)
 }
 
 type object struct {
@@ -702,9 +628,6 @@ func (v *validator) image(o object, key string, required bool, kind imageKind) (
 			return "", verr(path, CodeInvalidImage, "%s: %v", path, err)
 		case !fetch.IsRasterType(mt):
 			return "", verr(path, CodeInvalidImage, "%s: the data URI media type %s is not a raster image; send JPEG, PNG or WEBP", path, clip(mt, 40))
-		}
-		if raw := bytes.TrimSpace(o.m[key]); len(s) >= spliceMin && bytes.IndexByte(raw, '\\') < 0 {
-			return v.placeholder(raw), nil
 		}
 		return s, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"fashiond/fetch"
+	"fashiond/spec"
 )
 
 const (
@@ -177,7 +178,7 @@ var validateCases = []vcase{
 func TestValidate(t *testing.T) {
 	for _, tc := range validateCases {
 		t.Run(tc.name, func(t *testing.T) {
-			norm, cost, err := Validate(tc.model, json.RawMessage(tc.inputs))
+			norm, cost, err := validateJSON(tc.model, json.RawMessage(tc.inputs))
 			if tc.code == "" {
 				if err != nil {
 					t.Fatalf("want valid, got %s %s: %s", err.Code, err.Field, err.Msg)
@@ -223,7 +224,7 @@ func TestValidateDefaults(t *testing.T) {
 		{"image-to-video", `{"imageUrl":"` + img + `"}`,
 			`{"imageUrl":"` + img + `","prompt":"","duration":6,"aspectRatio":"9:16","generateAudio":true}`},
 	} {
-		norm, _, err := Validate(tt.model, json.RawMessage(tt.in))
+		norm, _, err := validateJSON(tt.model, json.RawMessage(tt.in))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.model, err)
 		}
@@ -233,7 +234,7 @@ func TestValidateDefaults(t *testing.T) {
 		}
 	}
 	// The exact bytes for one model: spec field order, no HTML escaping.
-	norm, _, _ := Validate("tryon", json.RawMessage(`{"garmentImage":"`+img2+`","personImage":"`+img+`"}`))
+	norm, _, _ := validateJSON("tryon", json.RawMessage(`{"garmentImage":"`+img2+`","personImage":"`+img+`"}`))
 	if want := `{"personImage":"` + img + `","garmentImage":"` + img2 + `","accuracy":"standard","sampleCount":1}`; string(norm) != want {
 		t.Errorf("bytes:\n got %s\nwant %s", norm, want)
 	}
@@ -278,7 +279,7 @@ func TestCost(t *testing.T) {
 		{"8 poses 2k", "pose-control", `{"modelImage":"` + img + `","poses":[` + poses(8) + `],"quality":"2k"}`, 24},
 		{"6 angles 2k", "angle-generation", `{"imageUrl":"` + img + `","angleIds":["front","back","leftSide","rightSide","left45","right45"],"quality":"2k"}`, 18},
 	} {
-		norm, cost, err := Validate(tt.model, json.RawMessage(tt.in))
+		norm, cost, err := validateJSON(tt.model, json.RawMessage(tt.in))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -287,7 +288,7 @@ func TestCost(t *testing.T) {
 		}
 		// Cost agrees on raw (defaults implied) and normalised inputs.
 		for _, in := range []json.RawMessage{norm, json.RawMessage(tt.in)} {
-			if c, err := Cost(tt.model, in); err != nil || c != tt.want {
+			if c, err := costJSON(tt.model, in); err != nil || c != tt.want {
 				t.Errorf("%s: Cost = %d, %v; want %d", tt.name, c, err, tt.want)
 			}
 		}
@@ -300,7 +301,7 @@ func TestCost(t *testing.T) {
 		{"nope", `{}`},
 		{"tryon", `[`},
 	} {
-		if c, err := Cost(bad.model, json.RawMessage(bad.in)); err == nil {
+		if c, err := costJSON(bad.model, json.RawMessage(bad.in)); err == nil {
 			t.Errorf("Cost(%s, %s) = %d, want error", bad.model, bad.in, c)
 		}
 	}
@@ -336,7 +337,7 @@ func TestValidateRealImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	in = `{"personImage":"` + webp + `","garmentImage":"` + face + `"}`
-	norm, _, err := Validate("tryon", json.RawMessage(in))
+	norm, _, err := validateJSON("tryon", json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,4 +345,27 @@ func TestValidateRealImages(t *testing.T) {
 	if err := json.Unmarshal(norm, &got); err != nil || got.PersonImage != webp {
 		t.Fatalf("data URI not carried verbatim: %v", err)
 	}
+}
+
+// validateJSON is Validate with the normalised inputs as their canonical
+// JSON (spec.Encode).
+func validateJSON(model string, raw json.RawMessage) (json.RawMessage, int, *ValidationError) {
+	in, cost, e := Validate(model, raw)
+	if e != nil {
+		return nil, 0, e
+	}
+	b, err := spec.Encode(in)
+	if err != nil {
+		return nil, 0, verr("inputs", CodeInvalidValue, "%v", err)
+	}
+	return b, cost, nil
+}
+
+// costJSON is spec.Cost of inputs given as JSON (defaults implied).
+func costJSON(model string, raw json.RawMessage) (int, error) {
+	in, err := spec.DecodeInputs(model, raw)
+	if err != nil {
+		return 0, err
+	}
+	return spec.Cost(in)
 }

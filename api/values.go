@@ -1,8 +1,6 @@
 package api
 
 import (
-	"encoding/json"
-
 	"fashiond/spec"
 )
 
@@ -63,6 +61,3 @@ func SubmitStatus(model string) int { return spec.SubmitStatus(model) }
 // Lifecycle is the spec's lifecycle label of a model: "experimental" for
 // image-to-video, "stable" for the others, "" for unknown names.
 func Lifecycle(model string) string { return spec.Lifecycle(model) }
-
-// Cost is the credit cost of a job from its inputs (see spec.Cost).
-func Cost(model string, inputs json.RawMessage) (int, error) { return spec.Cost(model, inputs) }

@@ -14,6 +14,7 @@ import (
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/spec"
 	"fashiond/storage"
 )
 
@@ -60,7 +61,7 @@ func BenchmarkSubmit(b *testing.B) {
 	}
 	advertise()
 	lat := make([]time.Duration, 0, b.N)
-	req := SubmitRequest{Owner: owner, Model: ModelTryon, Cost: 1, Inputs: []byte(`{"personImage":"https://example.com/p.jpg","garmentImage":"https://example.com/g.jpg","accuracy":"standard","sampleCount":1}`)}
+	req := SubmitRequest{Owner: owner, Model: ModelTryon, Cost: 1, Inputs: &spec.TryOnInputs{PersonImage: "https://example.com/p.jpg", GarmentImage: "https://example.com/g.jpg", Accuracy: "standard", SampleCount: 1}}
 	b.ResetTimer()
 	last := time.Now()
 	for i := 0; i < b.N; i++ {

@@ -251,7 +251,7 @@ func chaosLoad(t *testing.T, e *env, plan chaosPlan, hook string, ws *chaosWorke
 	refused := 0
 	for i := 1; i <= plan.jobs; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		j, err := e.svc.Submit(ctx, SubmitRequest{Owner: e.owner, Model: "chaos", Cost: 1 + i%3, Inputs: []byte(`{"n":1}`), WebhookURL: hook})
+		j, err := e.svc.Submit(ctx, SubmitRequest{Owner: e.owner, Model: "chaos", Cost: 1 + i%3, WebhookURL: hook})
 		cancel()
 		if err != nil {
 			refused++

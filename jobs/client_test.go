@@ -34,7 +34,7 @@ func TestIdempotentSubmitRace(t *testing.T) {
 		e := newEnv(t, addr, Options{})
 		other := newEnv(t, addr, Options{}) // a second API node
 		e.advertise("work")
-		req := SubmitRequest{Owner: e.owner, Model: "work", Cost: 3, Inputs: []byte(`{"n":1}`),
+		req := SubmitRequest{Owner: e.owner, Model: "work", Cost: 3,
 			IdempotencyKey: "retry-me", Fingerprint: Fingerprint([]byte("work"), []byte(`{"n":1}`))}
 		ids := make([]string, 16)
 		replays := make([]bool, 16)
@@ -300,7 +300,7 @@ func TestFairDispatch(t *testing.T) {
 		for range 200 {
 			a = append(a, e.submit("fair", 1, "").ID)
 		}
-		b, err := e.svc.Submit(ctx, SubmitRequest{Owner: OwnerOf(keyB), Model: "fair", Cost: 1, Inputs: []byte(`{}`)})
+		b, err := e.svc.Submit(ctx, SubmitRequest{Owner: OwnerOf(keyB), Model: "fair", Cost: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

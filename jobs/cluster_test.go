@@ -258,7 +258,7 @@ func clusterSuccess(t *testing.T, e *env) {
 // and one charge; another request with that key is refused.
 func clusterReplay(t *testing.T, e *env) {
 	ctx := context.Background()
-	req := SubmitRequest{Owner: e.owner, Model: "draw", Cost: 2, Inputs: []byte(`{"n":1}`),
+	req := SubmitRequest{Owner: e.owner, Model: "draw", Cost: 2,
 		IdempotencyKey: "cluster-k1", Fingerprint: "fp-1"}
 	before := e.balance()
 	first, err := e.svc.Submit(ctx, req)
@@ -350,7 +350,7 @@ func clusterWait(t *testing.T, c *testCluster, cc *redis.ClusterClient) {
 	svcMaster, _ := cc.MasterForKey(ctx, keyReplProbe)
 	queueMaster, _ := cc.MasterForKey(ctx, keyQueueProbe(rdb.QueueName(model)))
 	before := c.waitCalls(t)
-	j, err := one.svc.Submit(ctx, SubmitRequest{Owner: one.owner, Model: model, Cost: 1, Inputs: []byte(`{"n":1}`)})
+	j, err := one.svc.Submit(ctx, SubmitRequest{Owner: one.owner, Model: model, Cost: 1})
 	if err != nil {
 		t.Fatalf("Submit with wait_replicas=1: %v", err)
 	}
@@ -369,7 +369,7 @@ func clusterWait(t *testing.T, c *testCluster, cc *redis.ClusterClient) {
 		t.Errorf("job ended %s", got.Status)
 	}
 	two := newEnv(t, c.url+"?wait_replicas=2&wait_timeout=100ms", Options{})
-	_, err = two.svc.Submit(ctx, SubmitRequest{Owner: two.owner, Model: model, Cost: 1, Inputs: []byte(`{"n":1}`)})
+	_, err = two.svc.Submit(ctx, SubmitRequest{Owner: two.owner, Model: model, Cost: 1})
 	if !errors.Is(err, ErrNotReplicated) || !strings.Contains(err.Error(), "1 of 2") {
 		t.Errorf("Submit with wait_replicas=2 and one replica per master: %v, want ErrNotReplicated (1 of 2)", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/spec"
 	"fashiond/storage"
 )
 
@@ -124,7 +125,7 @@ func (e *env) worker(ps ...pipelines.Pipeline) *Worker {
 func (e *env) submit(model string, cost int, hook string) *Job {
 	e.t.Helper()
 	j, err := e.svc.Submit(context.Background(), SubmitRequest{Owner: e.owner, Model: model, Cost: cost,
-		Inputs: []byte(`{"n":1}`), WebhookURL: hook})
+		Inputs: spec.NewInputs(model), WebhookURL: hook})
 	if err != nil {
 		e.t.Fatalf("Submit(%s): %v", model, err)
 	}

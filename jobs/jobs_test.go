@@ -28,6 +28,7 @@ import (
 	"fashiond/jobs/internal/rdb"
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/spec"
 )
 
 func TestSubmitLifecycle(t *testing.T) {
@@ -221,7 +222,7 @@ func TestInsufficientCredits(t *testing.T) {
 		}
 		for _, tc := range tests {
 			jobsBefore := countKeys(t, e, rdb.KeyJobPrefix+"*")
-			j, err := e.svc.Submit(ctx, SubmitRequest{Owner: owner, Model: ModelTryon, Cost: tc.cost})
+			j, err := e.svc.Submit(ctx, SubmitRequest{Owner: owner, Model: ModelTryon, Cost: tc.cost, Inputs: &spec.TryOnInputs{}})
 			if tc.ok != (err == nil) {
 				t.Fatalf("cost %d: err %v, want ok=%v", tc.cost, err, tc.ok)
 			}
@@ -259,7 +260,7 @@ func TestModelUnavailable(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
 		ctx := context.Background()
-		req := SubmitRequest{Owner: e.owner, Model: ModelPoseControl, Cost: 1}
+		req := SubmitRequest{Owner: e.owner, Model: ModelPoseControl, Cost: 1, Inputs: &spec.PoseControlInputs{}}
 		if _, err := e.svc.Submit(ctx, req); !errors.Is(err, ErrModelUnavailable) {
 			t.Fatalf("no worker: err %v, want ErrModelUnavailable", err)
 		}
@@ -344,7 +345,7 @@ func TestKeysAndIsolation(t *testing.T) {
 				t.Errorf("ProvisionKey #%d: created=%v err=%v, want %v", i, created, err, want)
 			}
 		}
-		if _, err := e.svc.Submit(ctx, SubmitRequest{Owner: OwnerOf(raw), Model: ModelTryon, Cost: 20}); err != nil {
+		if _, err := e.svc.Submit(ctx, SubmitRequest{Owner: OwnerOf(raw), Model: ModelTryon, Cost: 20, Inputs: &spec.TryOnInputs{}}); err != nil {
 			t.Fatal(err)
 		}
 		e.svc.ProvisionKey(ctx, raw, 50)

@@ -276,7 +276,7 @@ func runJobFlow(t *testing.T, ctx context.Context, e *env) {
 		t.Fatal(err)
 	}
 	_, err = e.svc.Submit(ctx, SubmitRequest{Owner: e.owner, Model: "draw", Cost: 1 << 20,
-		IdempotencyKey: "order-1", Fingerprint: "f", Inputs: []byte(`{}`)})
+		IdempotencyKey: "order-1", Fingerprint: "f"})
 	var ce *CreditsError
 	if !errors.As(err, &ce) {
 		t.Fatalf("an unaffordable submission: %v, want a CreditsError", err)

@@ -12,6 +12,7 @@ import (
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/spec"
 	"fashiond/storage"
 	"fashiond/storage/s3test"
 )
@@ -51,7 +52,7 @@ func TestPresignAtRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Shutdown()
-	j, err := svc.Submit(ctx, SubmitRequest{Owner: owner, Model: ModelTryon, Cost: 1, Inputs: []byte(`{}`)})
+	j, err := svc.Submit(ctx, SubmitRequest{Owner: owner, Model: ModelTryon, Cost: 1, Inputs: &spec.TryOnInputs{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"fashiond/jobs/internal/rdb"
+	"fashiond/spec"
 )
 
 // record is a job as kept in its Redis hash.
@@ -23,6 +24,7 @@ type record struct {
 	Held      bool   // waiting in its key's backlog (no queue task yet)
 	Deleted   bool   // tombstone
 	IdemKey   string // Redis key of its Idempotency-Key, if any
+	Inputs    []byte // spec.Encode of the inputs, images as blob references (none once ended)
 	Attempt   int
 	HookSent  bool // the webhook task was enqueued
 }
@@ -33,7 +35,7 @@ func fromRecord(x *rdb.Record) *record {
 		Deleted: x.Deleted, IdemKey: x.IdemKey, Attempt: x.Attempt, HookSent: x.HookSent}
 	r.ID, r.Model, r.Owner, r.Status = x.ID, x.Model, x.Owner, x.Status
 	r.CreatedAt, r.UpdatedAt, r.Error, r.Output = x.CreatedAt, x.UpdatedAt, x.Error, x.Output
-	r.Inputs, r.WebhookURL = json.RawMessage(x.Inputs), x.Webhook
+	r.Inputs, r.WebhookURL = x.Inputs, x.Webhook
 	if len(x.OutputsInfo) > 0 {
 		_ = json.Unmarshal(x.OutputsInfo, &r.Outputs)
 	}
@@ -48,6 +50,15 @@ func fromRecord(x *rdb.Record) *record {
 		r.Credits, r.CreditsRefunded = 0, r.Cost
 	}
 	return r
+}
+
+// typedInputs reads the record's stored inputs back into the model's spec
+// input type (nil for a model outside the spec, whose jobs carry none).
+func (r *record) typedInputs() (spec.Inputs, error) {
+	if !spec.Known(r.Model) {
+		return nil, nil
+	}
+	return spec.Unmarshal(r.Model, r.Inputs)
 }
 
 // load reads a job record; ErrNotFound when absent or past its retention.
@@ -117,8 +128,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 	if req.Cost < 0 {
 		return nil, errors.New("jobs: negative cost")
 	}
-	if len(req.Inputs) == 0 {
-		req.Inputs = json.RawMessage("{}")
+	if spec.Known(req.Model) && (req.Inputs == nil || req.Inputs.ModelName() != req.Model) ||
+		!spec.Known(req.Model) && req.Inputs != nil {
+		return nil, fmt.Errorf("jobs: submit needs the inputs of %s (nil for a model outside the spec)", req.Model)
 	}
 	if req.IdempotencyKey != "" {
 		prev, ierr := s.idemBegin(ctx, req)
@@ -175,7 +187,11 @@ func (s *Service) redispatch(ctx context.Context, j *Job) error {
 // create stores the job (see rdb.DB.Submit) and enqueues it when dispatched.
 func (s *Service) create(ctx context.Context, req SubmitRequest, slots int) (*Job, error) {
 	id := uuid.NewString()
-	inputs, inBytes, err := s.spoolInputs(ctx, id, req.Inputs)
+	inBytes, err := s.spoolInputs(ctx, id, req.Inputs)
+	var inputs []byte
+	if err == nil && req.Inputs != nil {
+		inputs, err = spec.Encode(req.Inputs)
+	}
 	if err != nil {
 		s.dropInputs(context.WithoutCancel(ctx), id, "")
 		return nil, err
@@ -222,7 +238,7 @@ func (s *Service) create(ctx context.Context, req SubmitRequest, slots int) (*Jo
 		return nil, err
 	}
 	return &Job{ID: id, Model: req.Model, Status: StatusStarting, CreatedAt: now, UpdatedAt: &now,
-		Credits: req.Cost, Owner: req.Owner, Inputs: req.Inputs, WebhookURL: req.WebhookURL}, nil
+		Credits: req.Cost, Owner: req.Owner, WebhookURL: req.WebhookURL}, nil
 }
 
 // enqueue puts job id on its model's queue (task id = job id).

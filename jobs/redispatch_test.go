@@ -20,7 +20,7 @@ func TestReplayRedispatchesLostTask(t *testing.T) {
 		e := newEnv(t, addr, Options{})
 		e.advertise("work")
 		ctx := context.Background()
-		req := SubmitRequest{Owner: e.owner, Model: "work", Cost: 1, Inputs: []byte(`{"n":1}`),
+		req := SubmitRequest{Owner: e.owner, Model: "work", Cost: 1,
 			IdempotencyKey: "lost-task", Fingerprint: Fingerprint([]byte("work"), []byte(`{"n":1}`))}
 		j, err := e.svc.Submit(ctx, req)
 		if err != nil {

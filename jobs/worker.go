@@ -562,6 +562,10 @@ func (w *Worker) runJob(ctx context.Context, r *record, own int64, attempt int, 
 	if !ok {
 		return OutcomeFailed, w.finishError(ctx, r, fmt.Sprintf("model %s is not served by this worker", r.Model), log)
 	}
+	inputs, err := r.typedInputs()
+	if err != nil {
+		return OutcomeFailed, w.finishError(ctx, r, "internal error: "+err.Error(), log)
+	}
 	limit := w.svc.timeout(r.Model)
 	cctx, stopJob := context.WithCancelCause(ctx)
 	defer stopJob(nil)
@@ -573,7 +577,7 @@ func (w *Worker) runJob(ctx context.Context, r *record, own int64, attempt int, 
 	stages := &stageClock{obs: w.opts.Observer, model: r.Model}
 	defer stages.enter("")
 	req := &pipelines.Request{
-		JobID: id, Model: r.Model, Owner: r.Owner, Inputs: r.Inputs,
+		JobID: id, Model: r.Model, Owner: r.Owner, Inputs: inputs,
 		Images: inputLoader{store: w.svc.store, jobID: id, next: w.loader}, Studio: w.svc.Studio(), Progress: w.progress(rctx, id, attempt, stopJob, stages),
 	}
 	res, err := runPipeline(rctx, pl, req)

@@ -26,6 +26,7 @@ import (
 	"fashiond/models/testenv"
 	"fashiond/pipelines"
 	"fashiond/pipelines/pipelinetest"
+	"fashiond/spec"
 	"fashiond/storage"
 )
 
@@ -91,7 +92,7 @@ func runJobs(t *testing.T, m *Metrics) {
 		t.Fatal(err)
 	}
 	defer w.Shutdown()
-	j, err := svc.Submit(ctx, jobs.SubmitRequest{Owner: jobs.OwnerOf(key), Model: jobs.ModelTryon, Cost: 1, Inputs: []byte(`{}`), WebhookURL: hook.URL})
+	j, err := svc.Submit(ctx, jobs.SubmitRequest{Owner: jobs.OwnerOf(key), Model: jobs.ModelTryon, Cost: 1, Inputs: &spec.TryOnInputs{}, WebhookURL: hook.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

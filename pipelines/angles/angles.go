@@ -78,10 +78,11 @@ type View struct {
 
 // Run implements pipelines.Pipeline.
 func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
-	var in Inputs
-	if err := spec.Decode(spec.ModelAngleGeneration, req.Inputs, &in); err != nil {
-		return nil, pipelines.Failf("invalid inputs: %v", err)
+	typed, err := pipelines.InputsOf[Inputs](req)
+	if err != nil {
+		return nil, err
 	}
+	in := *typed
 	progress := req.Progress
 	if progress == nil {
 		progress = func(string, float64, string) {}
