@@ -27,6 +27,9 @@ import (
 )
 
 // Options configures the handler.
+// DefaultMaxBodySize is the default of Options.MaxBodyBytes.
+const DefaultMaxBodySize = 100 << 20
+
 type Options struct {
 	// Backend is the job system (required).
 	Backend jobs.Backend
@@ -298,7 +301,7 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderIdempotentReplayed, "true")
 	}
 	setCredits(w, job)
-	writeJSON(w, SubmitStatus(req.model), wireJob(job))
+	writeJSON(w, spec.SubmitStatus(req.model), wireJob(job))
 }
 
 // admitRun checks a POST /v1/run's Content-Type and declared length and
@@ -448,7 +451,7 @@ func runFromBody(pb *parsedBody, q map[string][]string) (runRequest, *Validation
 	if e != nil {
 		return req, e
 	}
-	if !slices.Contains(ModelNames, model) {
+	if !slices.Contains(spec.ModelNames, model) {
 		return req, unknownModel(model)
 	}
 	req.model = model
@@ -510,7 +513,7 @@ func CheckStudioRefs(ctx context.Context, b jobs.Backend, owner string, normalis
 		}
 		_, err := b.GetSaved(ctx, owner, ref.id)
 		switch {
-		case errors.Is(err, jobs.ErrNotFound) || errors.Is(err, pipelines.ErrNotFound):
+		case errors.Is(err, jobs.ErrNotFound):
 			return verr(ref.field, ref.code, "%s: no saved %s with id %s in your studio (GET /v1/models/saved lists them)", ref.field, ref.what, quoteClip(ref.id)), nil
 		case err != nil:
 			return nil, err
@@ -578,7 +581,7 @@ func (s *server) models(w http.ResponseWriter, r *http.Request) {
 	out := make([]jobs.ModelInfo, len(ms))
 	for i, m := range ms {
 		if m.Lifecycle == "" {
-			m.Lifecycle = Lifecycle(m.Name)
+			m.Lifecycle = spec.Lifecycle(m.Name)
 		}
 		out[i] = m
 	}
@@ -601,7 +604,7 @@ func (s *server) getSaved(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	m, err := s.o.Backend.GetSaved(r.Context(), Owner(r.Context()), id)
 	switch {
-	case errors.Is(err, jobs.ErrNotFound) || errors.Is(err, pipelines.ErrNotFound):
+	case errors.Is(err, jobs.ErrNotFound):
 		writeError(w, http.StatusNotFound, CodeNotFound, "", fmt.Sprintf("no saved model with id %s", quoteClip(id)))
 		return
 	case err != nil:

@@ -113,7 +113,7 @@ func TestRunPerModel(t *testing.T) {
 		"pose-control": {201, 2}, "model-create": {201, 1}, "product-to-model": {201, 1}, "angle-generation": {201, 2},
 	}
 	hs := newHarness(t)
-	for _, m := range ModelNames {
+	for _, m := range spec.ModelNames {
 		r := hs.do("POST", "/v1/run", keyAlice, runBody(m, minimalInputs[m]))
 		if r.status != want[m].status {
 			t.Fatalf("%s: status %d, want %d: %s", m, r.status, want[m].status, r.body)

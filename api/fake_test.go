@@ -152,14 +152,14 @@ func (f *fakeBackend) Get(ctx context.Context, owner, id string) (*jobs.Job, err
 		json.Unmarshal(raw, &in)
 		n := max(1, in.SampleCount, len(in.Poses), len(in.AngleIDs))
 		switch {
-		case j.Model == ModelImageToVideo && in.Prompt == "fail":
+		case j.Model == spec.ModelImageToVideo && in.Prompt == "fail":
 			msg := "imageUrl: image could not be loaded"
 			j.Status, j.Error = jobs.StatusError, &msg
-		case j.Model == ModelImageToVideo:
+		case j.Model == spec.ModelImageToVideo:
 			j.Status, j.Output = jobs.StatusSucceeded, []string{f.cdnBase + "/cdn/" + j.ID + "/0.mp4"}
 		default:
 			j.Status = jobs.StatusSucceeded
-			if j.Model == ModelPromptTryOn {
+			if j.Model == spec.ModelPromptTryOn {
 				j.Status = jobs.StatusSuccess
 			}
 			for i := range n {
@@ -185,10 +185,10 @@ func (f *fakeBackend) Balance(ctx context.Context, owner string) (int64, error) 
 
 func (f *fakeBackend) Models(ctx context.Context) ([]jobs.ModelInfo, error) {
 	var out []jobs.ModelInfo
-	for _, m := range ModelNames {
+	for _, m := range spec.ModelNames {
 		mi := jobs.ModelInfo{Name: m, Served: !f.unavailable[m], Workers: 1}
-		if m != ModelTryOn { // leave one empty: the API fills it in
-			mi.Lifecycle = Lifecycle(m)
+		if m != spec.ModelTryOn { // leave one empty: the API fills it in
+			mi.Lifecycle = spec.Lifecycle(m)
 		}
 		if !mi.Served {
 			mi.Workers = 0

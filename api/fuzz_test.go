@@ -16,7 +16,7 @@ import (
 // inputs through Validate: never a panic, never a 5xx, always a JSON body;
 // accepted inputs normalise to valid JSON whose cost Cost reproduces.
 func FuzzValidate(f *testing.F) {
-	for _, m := range ModelNames {
+	for _, m := range spec.ModelNames {
 		f.Add(m, minimalInputs[m])
 	}
 	for _, tc := range validateCases {

@@ -102,9 +102,9 @@ func (v *validator) validateObject(model string, in object) (spec.Inputs, int, *
 
 func unknownModel(model string) *ValidationError {
 	if model == "" {
-		return verr("model_name", CodeMissingField, "model_name is required; it must be one of: %s", strings.Join(ModelNames, ", "))
+		return verr("model_name", CodeMissingField, "model_name is required; it must be one of: %s", strings.Join(spec.ModelNames, ", "))
 	}
-	return verr("model_name", CodeUnknownModel, "model_name %s is not a model of this service; it must be one of: %s", quoteClip(model), strings.Join(ModelNames, ", "))
+	return verr("model_name", CodeUnknownModel, "model_name %s is not a model of this service; it must be one of: %s", quoteClip(model), strings.Join(spec.ModelNames, ", "))
 }
 
 // ---- the rule interpreter ----
@@ -112,7 +112,7 @@ func unknownModel(model string) *ValidationError {
 // fill refuses fields outside model's table, then checks each rule in
 // order into dst (see fields).
 func (v *validator) fill(o object, model string, dst map[string]any) *ValidationError {
-	m := rulesOf(model)
+	m := spec.InputRules(model)
 	if e := o.only(model, m.Names()...); e != nil {
 		return e
 	}
@@ -120,11 +120,11 @@ func (v *validator) fill(o object, model string, dst map[string]any) *Validation
 }
 
 // fields checks m's rules in table order, storing each value through its
-// pointer in dst (*string, *int, *bool, *[]Pose, *[]string). At the first
+// pointer in dst (*string, *int, *bool, *[]spec.Pose, *[]string). At the first
 // field restricted to a variant, the fields of the other variants are
 // refused if given; a field's RequiredUnless, ConflictsWith and MaxWhen
 // are applied as it is checked.
-func (v *validator) fields(o object, m *modelRules, dst map[string]any) *ValidationError {
+func (v *validator) fields(o object, m *spec.Object, dst map[string]any) *ValidationError {
 	got := map[string]string{}
 	variant, gated := "", false
 	for _, f := range m.Fields {
@@ -161,21 +161,21 @@ func (v *validator) fields(o object, m *modelRules, dst map[string]any) *Validat
 }
 
 // notAllowed refuses a non-empty field of a variant other than variant.
-func notAllowed(m *modelRules, o object, variant string) *ValidationError {
+func notAllowed(m *spec.Object, o object, variant string) *ValidationError {
 	for _, f := range m.Fields {
 		if f.When == "" || f.When == variant {
 			continue
 		}
 		if s, ok := o.m[f.Name]; ok && !isNull(s) && !bytes.Equal(bytes.TrimSpace(s), []byte(`""`)) {
 			return verr(o.field(f.Name), CodeFieldNotAllowed, "%s is only accepted when %s is %s; %s %s takes %s",
-				o.field(f.Name), o.field(m.Variant), f.When, m.Variant, variant, joinAnd(m.RequiredIn(variant)))
+				o.field(f.Name), o.field(m.Variant), f.When, m.Variant, variant, spec.JoinAnd(m.RequiredIn(variant)))
 		}
 	}
 	return nil
 }
 
 // crossChecks applies f's ConflictsWith and MaxWhen to its checked value.
-func crossChecks(m *modelRules, o object, f fieldRule, got map[string]string, variant string, dst any) *ValidationError {
+func crossChecks(m *spec.Object, o object, f spec.Field, got map[string]string, variant string, dst any) *ValidationError {
 	if f.ConflictsWith != "" && got[f.Name] != "" && got[f.ConflictsWith] != "" {
 		return verr(o.field(f.Name), CodeConflictingFields, "give either %s or %s, not both: %s", o.field(f.ConflictsWith), o.field(f.Name), f.ConflictNote)
 	}
@@ -196,7 +196,7 @@ func rangeText(lo, hi int) string {
 }
 
 // set checks one field by its rule and stores the value through dst.
-func (v *validator) set(o object, f fieldRule, dst any) *ValidationError {
+func (v *validator) set(o object, f spec.Field, dst any) *ValidationError {
 	var e *ValidationError
 	switch d := dst.(type) {
 	case *string:
@@ -206,7 +206,7 @@ func (v *validator) set(o object, f fieldRule, dst any) *ValidationError {
 	case *bool:
 		def, _ := f.Default.(bool)
 		*d, e = o.boolean(f.Name, def)
-	case *[]Pose:
+	case *[]spec.Pose:
 		*d, e = v.poses(o, f)
 	case *[]string:
 		*d, e = o.angles(f)
@@ -217,23 +217,23 @@ func (v *validator) set(o object, f fieldRule, dst any) *ValidationError {
 }
 
 // str checks a string-valued field.
-func (v *validator) str(o object, f fieldRule) (string, *ValidationError) {
+func (v *validator) str(o object, f spec.Field) (string, *ValidationError) {
 	def, _ := f.Default.(string)
 	switch f.Kind {
-	case kindImage:
+	case spec.KindImage:
 		return v.image(o, f.Name, f.Required, imageURLOrData)
-	case kindDataImage:
+	case spec.KindDataImage:
 		return v.image(o, f.Name, f.Required, imageDataOnly)
-	case kindText:
+	case spec.KindText:
 		return o.text(f.Name, f.Required, f.MaxChars)
-	case kindID:
+	case spec.KindID:
 		return o.id(f.Name)
-	case kindEnumOrEmpty:
+	case spec.KindEnumOrEmpty:
 		return o.enumOrEmpty(f.Name, f.Enum, def)
-	case kindEnum:
+	case spec.KindEnum:
 		s, e := o.enum(f.Name, f.Enum, def)
 		if e == nil && s == "" && f.Required {
-			return "", verr(o.field(f.Name), CodeMissingField, "%s is required: %s", o.field(f.Name), joinOr(f.Enum))
+			return "", verr(o.field(f.Name), CodeMissingField, "%s is required: %s", o.field(f.Name), spec.JoinOr(f.Enum))
 		}
 		return s, e
 	}
@@ -241,28 +241,28 @@ func (v *validator) str(o object, f fieldRule) (string, *ValidationError) {
 }
 
 // integer checks an integer field: its range, then its accepted values.
-func (o object) integer(f fieldRule) (int, *ValidationError) {
+func (o object) integer(f spec.Field) (int, *ValidationError) {
 	def, _ := f.Default.(int)
 	n, e := o.intRange(f.Name, def, f.Min, f.Max)
 	if e == nil && len(f.Ints) > 0 && !slices.Contains(f.Ints, n) {
-		return 0, verr(o.field(f.Name), CodeInvalidValue, "%s must be %s (%s), got %d", o.field(f.Name), joinOr(spec.IntsText(f.Ints)), f.Unit, n)
+		return 0, verr(o.field(f.Name), CodeInvalidValue, "%s must be %s (%s), got %d", o.field(f.Name), spec.JoinOr(spec.IntsText(f.Ints)), f.Unit, n)
 	}
 	return n, e
 }
 
 // poses checks pose-control's array of poses (f.Items: spec.PoseRules).
-func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
+func (v *validator) poses(o object, f spec.Field) ([]spec.Pose, *ValidationError) {
 	items, e := o.array(f.Name, f.Min, f.Max, f.Noun)
 	if e != nil {
 		return nil, e
 	}
-	out := make([]Pose, 0, len(items))
+	out := make([]spec.Pose, 0, len(items))
 	for i, raw := range items {
 		po, e := v.object(fmt.Sprintf("%s[%d]", o.field(f.Name), i), raw)
 		if e != nil {
 			return nil, e
 		}
-		var p Pose
+		var p spec.Pose
 		m := f.Items
 		if p.Type, e = v.str(po, m.Field(m.Variant)); e != nil {
 			return nil, e
@@ -285,7 +285,7 @@ func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
 }
 
 // angles checks angle-generation's array of distinct angle ids.
-func (o object) angles(f fieldRule) ([]string, *ValidationError) {
+func (o object) angles(f spec.Field) ([]string, *ValidationError) {
 	items, e := o.array(f.Name, f.Min, f.Max, f.Noun)
 	if e != nil {
 		return nil, e
@@ -586,8 +586,8 @@ func (o object) id(key string) (string, *ValidationError) {
 	if e != nil {
 		return "", e
 	}
-	if len(s) > MaxIDChars {
-		return "", verr(o.field(key), CodeTooLong, "%s is %d characters long, the limit is %d", o.field(key), len(s), MaxIDChars)
+	if len(s) > spec.MaxIDChars {
+		return "", verr(o.field(key), CodeTooLong, "%s is %d characters long, the limit is %d", o.field(key), len(s), spec.MaxIDChars)
 	}
 	for _, c := range s {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {

@@ -78,7 +78,7 @@ var validateCases = []vcase{
 	{"pt data not image", "prompt-tryon", `{"personImage":"data:text/plain;base64,aGVsbG8=","prompt":"x"}`, CodeInvalidImage, "inputs.personImage", "media type is text/plain"},
 	{"pt data bad b64", "prompt-tryon", `{"personImage":"data:image/png;base64,@@@","prompt":"x"}`, CodeInvalidImage, "inputs.personImage", "base64 data is invalid"},
 	{"pt metadata url", "prompt-tryon", `{"personImage":"http://169.254.169.254/latest/meta-data/","prompt":"x"}`, CodeURLRefused, "inputs.personImage", "link-local"},
-	{"pt prompt too long", "prompt-tryon", `{"personImage":"` + img + `","prompt":"` + strings.Repeat("é", MaxPromptChars+1) + `"}`, CodeTooLong, "inputs.prompt", "2001 characters long, the limit is 2000"},
+	{"pt prompt too long", "prompt-tryon", `{"personImage":"` + img + `","prompt":"` + strings.Repeat("é", spec.MaxPromptChars+1) + `"}`, CodeTooLong, "inputs.prompt", "2001 characters long, the limit is 2000"},
 
 	// ---- pose-control ----
 	{"pc ok", "pose-control", `{"modelImage":"` + img + `","poses":[{"type":"template","cdnUrl":"` + img2 + `","title":"hands on hips"},{"type":"custom","text":"arms crossed"},{"type":"template","cdnUrl":"` + dataPNG + `"}]}`, "", "", ""},
@@ -341,7 +341,7 @@ func TestValidateRealImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got TryOnInputs
+	var got spec.TryOnInputs
 	if err := json.Unmarshal(norm, &got); err != nil || got.PersonImage != webp {
 		t.Fatalf("data URI not carried verbatim: %v", err)
 	}

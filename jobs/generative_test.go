@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"fashiond/spec"
 )
 
 // genGradient is a gradient pipeline that says it uses an installed
@@ -18,14 +20,14 @@ func (*genGradient) GenerativeModels() []string { return []string{"sd15-inpaint"
 func TestModelsShowGenerativeStages(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
-		e.worker(&genGradient{gradient{name: ModelPromptTryon, n: 1, w: 8, h: 8}}, &gradient{name: ModelTryon, n: 1, w: 8, h: 8})
+		e.worker(&genGradient{gradient{name: spec.ModelPromptTryOn, n: 1, w: 8, h: 8}}, &gradient{name: spec.ModelTryOn, n: 1, w: 8, h: 8})
 		ms, err := e.svc.Models(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range ms {
 			switch m.Name {
-			case ModelPromptTryon:
+			case spec.ModelPromptTryOn:
 				if m.Stages != "generative" || !slices.Equal(m.GenerativeModels, []string{"sd15-inpaint"}) {
 					t.Errorf("%s: %+v", m.Name, m)
 				}

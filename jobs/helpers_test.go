@@ -225,7 +225,7 @@ func (g *gradient) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 // video returns a minimal MP4 header (test double for image-to-video).
 type video struct{}
 
-func (video) Name() string { return ModelImageToVideo }
+func (video) Name() string { return spec.ModelImageToVideo }
 func (video) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
 	mp4 := append([]byte{0, 0, 0, 0x18}, []byte("ftypisom\x00\x00\x02\x00isomiso2")...)
 	return &pipelines.Result{Outputs: []pipelines.Output{{Video: mp4, Path: "reference", Method: "test"}}}, nil

@@ -43,10 +43,10 @@ func TestSubmitLifecycle(t *testing.T) {
 		w, h       int
 		wantMethod string
 	}{
-		{"tryon-two-jpegs", &gradient{name: ModelTryon, n: 2, w: 64, h: 48}, 2, StatusSucceeded, 2, "image/jpeg", false, 64, 48, "gradient"},
-		{"prompt-tryon-success", &gradient{name: ModelPromptTryon, n: 1, w: 40, h: 30}, 3, StatusSuccess, 1, "image/jpeg", false, 40, 30, "gradient"},
-		{"alpha-png", &gradient{name: ModelModelCreate, n: 1, w: 32, h: 32, alpha: true}, 1, StatusSucceeded, 1, "image/png", false, 32, 32, "gradient"},
-		{"angles-data-uri", &gradient{name: ModelAngles, n: 3, w: 24, h: 24, dataURI: true}, 3, StatusSucceeded, 3, "image/jpeg", true, 24, 24, "gradient"},
+		{"tryon-two-jpegs", &gradient{name: spec.ModelTryOn, n: 2, w: 64, h: 48}, 2, StatusSucceeded, 2, "image/jpeg", false, 64, 48, "gradient"},
+		{"prompt-tryon-success", &gradient{name: spec.ModelPromptTryOn, n: 1, w: 40, h: 30}, 3, StatusSuccess, 1, "image/jpeg", false, 40, 30, "gradient"},
+		{"alpha-png", &gradient{name: spec.ModelModelCreate, n: 1, w: 32, h: 32, alpha: true}, 1, StatusSucceeded, 1, "image/png", false, 32, 32, "gradient"},
+		{"angles-data-uri", &gradient{name: spec.ModelAngleGeneration, n: 3, w: 24, h: 24, dataURI: true}, 3, StatusSucceeded, 3, "image/jpeg", true, 24, 24, "gradient"},
 		{"video-mp4", video{}, 9, StatusSucceeded, 1, "video/mp4", false, 0, 0, "test"},
 	}
 	forBackends(t, func(t *testing.T, addr string) {
@@ -203,7 +203,7 @@ func TestErrorRefund(t *testing.T) {
 func TestInsufficientCredits(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
-		e.worker(&gradient{name: ModelTryon, n: 1, w: 8, h: 8})
+		e.worker(&gradient{name: spec.ModelTryOn, n: 1, w: 8, h: 8})
 		ctx := context.Background()
 		poor, err := e.svc.CreateKey(ctx, "poor", 2)
 		if err != nil {
@@ -222,7 +222,7 @@ func TestInsufficientCredits(t *testing.T) {
 		}
 		for _, tc := range tests {
 			jobsBefore := countKeys(t, e, rdb.KeyJobPrefix+"*")
-			j, err := e.svc.Submit(ctx, SubmitRequest{Owner: owner, Model: ModelTryon, Cost: tc.cost, Inputs: &spec.TryOnInputs{}})
+			j, err := e.svc.Submit(ctx, SubmitRequest{Owner: owner, Model: spec.ModelTryOn, Cost: tc.cost, Inputs: &spec.TryOnInputs{}})
 			if tc.ok != (err == nil) {
 				t.Fatalf("cost %d: err %v, want ok=%v", tc.cost, err, tc.ok)
 			}
@@ -260,14 +260,14 @@ func TestModelUnavailable(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
 		ctx := context.Background()
-		req := SubmitRequest{Owner: e.owner, Model: ModelPoseControl, Cost: 1, Inputs: &spec.PoseControlInputs{}}
+		req := SubmitRequest{Owner: e.owner, Model: spec.ModelPoseControl, Cost: 1, Inputs: &spec.PoseControlInputs{}}
 		if _, err := e.svc.Submit(ctx, req); !errors.Is(err, ErrModelUnavailable) {
 			t.Fatalf("no worker: err %v, want ErrModelUnavailable", err)
 		}
 		if b := e.balance(); b != e.credits {
 			t.Errorf("balance %d after a 503, want %d", b, e.credits)
 		}
-		w := e.worker(&gradient{name: ModelPoseControl, n: 1, w: 8, h: 8})
+		w := e.worker(&gradient{name: spec.ModelPoseControl, n: 1, w: 8, h: 8})
 		j, err := e.svc.Submit(ctx, req)
 		if err != nil {
 			t.Fatalf("with a worker: %v", err)
@@ -280,12 +280,12 @@ func TestModelUnavailable(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range ms {
-			want := m.Name == ModelPoseControl
+			want := m.Name == spec.ModelPoseControl
 			if m.Served != want || (want && m.Workers != 1) {
 				t.Errorf("model %s: served=%v workers=%d, want served=%v", m.Name, m.Served, m.Workers, want)
 			}
 		}
-		if len(ms) != len(Catalogue) || ms[6].Name != ModelImageToVideo || ms[6].Lifecycle != "experimental" {
+		if len(ms) != len(Catalogue) || ms[6].Name != spec.ModelImageToVideo || ms[6].Lifecycle != "experimental" {
 			t.Errorf("models %+v, want the catalogue", ms)
 		}
 		w.Shutdown()
@@ -299,8 +299,8 @@ func TestKeysAndIsolation(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
 		ctx := context.Background()
-		e.worker(&gradient{name: ModelTryon, n: 1, w: 8, h: 8})
-		j := e.submit(ModelTryon, 1, "")
+		e.worker(&gradient{name: spec.ModelTryOn, n: 1, w: 8, h: 8})
+		j := e.submit(spec.ModelTryOn, 1, "")
 		e.waitTerminal(j.ID)
 		other, _ := e.svc.CreateKey(ctx, "other", 10)
 		tests := []struct {
@@ -345,7 +345,7 @@ func TestKeysAndIsolation(t *testing.T) {
 				t.Errorf("ProvisionKey #%d: created=%v err=%v, want %v", i, created, err, want)
 			}
 		}
-		if _, err := e.svc.Submit(ctx, SubmitRequest{Owner: OwnerOf(raw), Model: ModelTryon, Cost: 20, Inputs: &spec.TryOnInputs{}}); err != nil {
+		if _, err := e.svc.Submit(ctx, SubmitRequest{Owner: OwnerOf(raw), Model: spec.ModelTryOn, Cost: 20, Inputs: &spec.TryOnInputs{}}); err != nil {
 			t.Fatal(err)
 		}
 		e.svc.ProvisionKey(ctx, raw, 50)
@@ -398,8 +398,8 @@ func TestProgress(t *testing.T) {
 func TestRetention(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{Retention: 1500 * time.Millisecond})
-		e.worker(&gradient{name: ModelTryon, n: 2, w: 8, h: 8})
-		j := e.submit(ModelTryon, 1, "")
+		e.worker(&gradient{name: spec.ModelTryOn, n: 2, w: 8, h: 8})
+		j := e.submit(spec.ModelTryOn, 1, "")
 		done := e.waitTerminal(j.ID)
 		if code, _, _ := fetchURL(t, done.Output[0]); code != 200 {
 			t.Fatalf("output not served before expiry: %d", code)
@@ -465,12 +465,12 @@ func TestWebhook(t *testing.T) {
 		rc := &receiver{codes: []int{500}}
 		hook := httptest.NewServer(rc)
 		defer hook.Close()
-		e.worker(&gradient{name: ModelTryon, n: 1, w: 8, h: 8}, &failing{name: "fail", msg: "no garment found"})
+		e.worker(&gradient{name: spec.ModelTryOn, n: 1, w: 8, h: 8}, &failing{name: "fail", msg: "no garment found"})
 		tests := []struct {
 			model, status string
 			attempts      int
 		}{
-			{ModelTryon, StatusSucceeded, 2}, // first answer 500, retried
+			{spec.ModelTryOn, StatusSucceeded, 2}, // first answer 500, retried
 			{"fail", StatusError, 1},
 		}
 		for _, tc := range tests {

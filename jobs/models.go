@@ -14,17 +14,6 @@ import (
 	"fashiond/spec"
 )
 
-// The spec's model names (package spec is their home).
-const (
-	ModelPromptTryon    = spec.ModelPromptTryOn
-	ModelPoseControl    = spec.ModelPoseControl
-	ModelModelCreate    = spec.ModelModelCreate
-	ModelProductToModel = spec.ModelProductToModel
-	ModelAngles         = spec.ModelAngleGeneration
-	ModelTryon          = spec.ModelTryOn
-	ModelImageToVideo   = spec.ModelImageToVideo
-)
-
 // Catalogue lists the spec's models in spec order with their lifecycle.
 var Catalogue = catalogue()
 
@@ -46,9 +35,9 @@ func SuccessStatus(model string) string { return spec.SuccessStatus(model) }
 // holds the image slots.
 func Priority(model string) int {
 	switch model {
-	case ModelImageToVideo:
+	case spec.ModelImageToVideo:
 		return 2
-	case ModelTryon, ModelPromptTryon, ModelProductToModel:
+	case spec.ModelTryOn, spec.ModelPromptTryOn, spec.ModelProductToModel:
 		return 6
 	default:
 		return 5
@@ -56,7 +45,7 @@ func Priority(model string) int {
 }
 
 // isVideo tells which worker server consumes a model's queue.
-func isVideo(model string) bool { return model == ModelImageToVideo }
+func isVideo(model string) bool { return model == spec.ModelImageToVideo }
 
 // liveWorkers counts workers whose last heartbeat for model is recent.
 func (s *Service) liveWorkers(ctx context.Context, model string) (int, error) {

@@ -43,7 +43,7 @@ func TestPresignAtRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	owner := OwnerOf(key)
-	w, err := NewWorker(svc, pipelines.NewRegistry(&gradient{name: ModelTryon, n: 1, w: 8, h: 8}), pipelinetest.Loader{},
+	w, err := NewWorker(svc, pipelines.NewRegistry(&gradient{name: spec.ModelTryOn, n: 1, w: 8, h: 8}), pipelinetest.Loader{},
 		WorkerOptions{ShutdownTimeout: time.Second, Log: testLog()})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestPresignAtRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Shutdown()
-	j, err := svc.Submit(ctx, SubmitRequest{Owner: owner, Model: ModelTryon, Cost: 1, Inputs: &spec.TryOnInputs{}})
+	j, err := svc.Submit(ctx, SubmitRequest{Owner: owner, Model: spec.ModelTryOn, Cost: 1, Inputs: &spec.TryOnInputs{}})
 	if err != nil {
 		t.Fatal(err)
 	}

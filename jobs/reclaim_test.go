@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"fashiond/jobs/internal/rdb"
+	"fashiond/spec"
 )
 
 // TestReclaimSparesLiveRunner: a task whose asynq lease went stale is
@@ -17,7 +18,7 @@ func TestReclaimSparesLiveRunner(t *testing.T) {
 		e := newEnv(t, addr, Options{})
 		ctx := context.Background()
 		rc := e.svc.Redis()
-		lease := rdb.LeaseKey(rdb.QueueName(ModelTryon))
+		lease := rdb.LeaseKey(rdb.QueueName(spec.ModelTryOn))
 		stale := time.Now().Add(-time.Hour).Unix()
 		cases := []struct {
 			id, runner string
@@ -36,9 +37,9 @@ func TestReclaimSparesLiveRunner(t *testing.T) {
 			}
 		}
 		// A worker that is not started: reclaim is called by hand once.
-		w := &Worker{svc: e.svc, models: []string{ModelTryon}, log: testLog()}
-		if got := w.reclaim(ctx); len(got) != 1 || got[0] != rdb.QueueName(ModelTryon) {
-			t.Errorf("reclaim reported queues %v, want [%s]", got, rdb.QueueName(ModelTryon))
+		w := &Worker{svc: e.svc, models: []string{spec.ModelTryOn}, log: testLog()}
+		if got := w.reclaim(ctx); len(got) != 1 || got[0] != rdb.QueueName(spec.ModelTryOn) {
+			t.Errorf("reclaim reported queues %v, want [%s]", got, rdb.QueueName(spec.ModelTryOn))
 		}
 		for _, c := range cases {
 			score, err := rc.ZScore(ctx, lease, c.id).Result()

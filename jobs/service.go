@@ -17,6 +17,7 @@ import (
 	"fashiond/fetch"
 	"fashiond/jobs/internal/rdb"
 	"fashiond/redisconn"
+	"fashiond/spec"
 	"fashiond/storage"
 )
 
@@ -394,7 +395,7 @@ func (s *Service) timeout(model string) time.Duration {
 	if d, ok := s.opts.Timeouts[model]; ok && d > 0 {
 		return d
 	}
-	if model == ModelImageToVideo {
+	if model == spec.ModelImageToVideo {
 		return DefaultVideoTimeout
 	}
 	return DefaultImageTimeout

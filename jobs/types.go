@@ -115,7 +115,9 @@ type ModelInfo struct {
 
 // Errors the API maps to HTTP statuses.
 var (
-	ErrNotFound            = errors.New("not found")              // 404
+	// ErrNotFound is pipelines.ErrNotFound (the Studio's): one value for
+	// unknown jobs, saved models and studio images (404).
+	ErrNotFound            = pipelines.ErrNotFound
 	ErrUnauthorized        = errors.New("unknown API key")        // 401
 	ErrInsufficientCredits = errors.New("insufficient credits")   // 402
 	ErrModelUnavailable    = errors.New("no worker serves model") // 503

@@ -45,7 +45,7 @@ func New(p models.Perception) *Pipeline { return &Pipeline{p: p} }
 func (*Pipeline) Name() string { return spec.ModelAngleGeneration }
 
 // Inputs are the normalised inputs of angle-generation.
-type Inputs = pipelines.AngleGenerationInputs
+type Inputs = spec.AngleGenerationInputs
 
 // Angle ids of the spec.
 const (

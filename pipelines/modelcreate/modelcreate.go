@@ -32,7 +32,7 @@ import (
 )
 
 // Inputs are the normalised model-create inputs.
-type Inputs = pipelines.ModelCreateInputs
+type Inputs = spec.ModelCreateInputs
 
 // workPixels caps the working resolution; ToTier reaches the tier.
 const workPixels = 1_100_000

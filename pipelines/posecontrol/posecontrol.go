@@ -51,11 +51,11 @@ func New(p models.Perception) *Pipeline {
 func (*Pipeline) Name() string { return spec.ModelPoseControl }
 
 // PoseSpec is one element of inputs.poses.
-type PoseSpec = pipelines.Pose
+type PoseSpec = spec.Pose
 
 // Inputs are the normalised pose-control inputs: the API has checked them
 // against the spec and applied its defaults.
-type Inputs = pipelines.PoseControlInputs
+type Inputs = spec.PoseControlInputs
 
 // Run implements pipelines.Pipeline.
 func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {

@@ -46,7 +46,7 @@ const DefaultStyle = "studio"
 
 // Inputs are the product-to-model job inputs: the API has checked them
 // against the spec and applied its defaults.
-type Inputs = pipelines.ProductToModelInputs
+type Inputs = spec.ProductToModelInputs
 
 // Pipeline implements pipelines.Pipeline for product-to-model.
 type Pipeline struct {

@@ -36,7 +36,7 @@ const maxWorkPixels = 4_000_000
 
 // Inputs are the normalised job inputs: the API has checked them against
 // the spec and applied its defaults.
-type Inputs = pipelines.PromptTryOnInputs
+type Inputs = spec.PromptTryOnInputs
 
 // Pipeline implements pipelines.Pipeline for prompt-tryon.
 type Pipeline struct {

@@ -20,7 +20,7 @@ import (
 )
 
 // Inputs are the tryon job inputs (spec defaults applied by the API).
-type Inputs = pipelines.TryOnInputs
+type Inputs = spec.TryOnInputs
 
 // Pipeline implements pipelines.Pipeline for "tryon".
 type Pipeline struct {

@@ -74,7 +74,7 @@ func (p *Pipeline) GenerativeModels() []string {
 }
 
 // Inputs are the normalised inputs of image-to-video.
-type Inputs = pipelines.ImageToVideoInputs
+type Inputs = spec.ImageToVideoInputs
 
 // Spec is a fully resolved video request.
 type Spec struct {
