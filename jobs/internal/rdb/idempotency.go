@@ -13,8 +13,8 @@ import (
 // being processed, "d|<fingerprint>|<job id>" once Submit created the job
 // (submitScript writes it with the record).
 
-// IdemPending is the value of a claimed key.
-func IdemPending(fp string) string { return "p|" + fp }
+// idemPending is the value of a claimed key.
+func idemPending(fp string) string { return "p|" + fp }
 
 // IdemDone is the value of a key whose job exists.
 func IdemDone(fp, id string) string { return "d|" + fp + "|" + id }
@@ -32,7 +32,7 @@ type IdemState struct {
 // ClaimIdem claims owner's Idempotency-Key k for the request with
 // fingerprint fp (SET NX), for ttl.
 func (d *DB) ClaimIdem(ctx context.Context, owner, k, fp string, ttl time.Duration) (bool, error) {
-	return d.c.SetNX(ctx, KeyIdem(owner, k), IdemPending(fp), ttl).Result()
+	return d.c.SetNX(ctx, KeyIdem(owner, k), idemPending(fp), ttl).Result()
 }
 
 // Idem reads owner's Idempotency-Key k; found is false when it is not set.
@@ -65,5 +65,5 @@ return 0`)
 // ReleaseIdem releases the claim of fp on owner's key k (its submission
 // failed, nothing charged); a completed key is kept.
 func (d *DB) ReleaseIdem(ctx context.Context, owner, k, fp string) error {
-	return idemReleaseScript.Run(ctx, d.c, []string{KeyIdem(owner, k)}, IdemPending(fp)).Err()
+	return idemReleaseScript.Run(ctx, d.c, []string{KeyIdem(owner, k)}, idemPending(fp)).Err()
 }

@@ -36,8 +36,8 @@ const (
 	FieldIdem       = "idem"        // the Redis key of the job's Idempotency-Key
 	FieldRunning    = "running"     // the worker of the attempt in progress
 	FieldCrashes    = "crashes"     // attempts that never ended
-	// TimeLayout is the layout of created_at and updated_at.
-	TimeLayout = time.RFC3339Nano
+	// timeLayout is the layout of created_at and updated_at.
+	timeLayout = time.RFC3339Nano
 )
 
 // ErrNoRecord: the job hash is absent (or has no id).
@@ -64,19 +64,19 @@ type Record struct {
 	Attempt                  int
 }
 
-// ParseRecord reads a job hash (ErrNoRecord when empty).
-func ParseRecord(m map[string]string) (*Record, error) {
+// parseRecord reads a job hash (ErrNoRecord when empty).
+func parseRecord(m map[string]string) (*Record, error) {
 	if len(m) == 0 || m[FieldID] == "" {
 		return nil, ErrNoRecord
 	}
 	r := &Record{ID: m[FieldID], Model: m[FieldModel], Owner: m[FieldOwner], Status: m[FieldStatus],
 		Inputs: []byte(m[FieldInputs]), Webhook: m[FieldWebhook]}
 	var err error
-	if r.CreatedAt, err = time.Parse(TimeLayout, m[FieldCreated]); err != nil {
+	if r.CreatedAt, err = time.Parse(timeLayout, m[FieldCreated]); err != nil {
 		return nil, fmt.Errorf("jobs: record %s: created_at: %w", r.ID, err)
 	}
 	if v := m[FieldUpdated]; v != "" {
-		if t, err := time.Parse(TimeLayout, v); err == nil {
+		if t, err := time.Parse(timeLayout, v); err == nil {
 			r.UpdatedAt = &t
 		}
 	}
@@ -110,7 +110,7 @@ func (d *DB) Record(ctx context.Context, id string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs: load %s: %w", id, err)
 	}
-	return ParseRecord(m)
+	return parseRecord(m)
 }
 
 // NewJob is a job record as Submit creates it.
@@ -126,11 +126,11 @@ type NewJob struct {
 
 // fields are the hash's field/value pairs.
 func (j NewJob) fields() []any {
-	created := j.Created.Format(TimeLayout)
+	created := j.Created.Format(timeLayout)
 	return []any{FieldID, j.ID, FieldModel, j.Model, FieldOwner, j.Owner, FieldStatus, j.Status,
 		FieldCreated, created, FieldUpdated, created, FieldCost, j.Cost, FieldInputs, string(j.Inputs),
 		FieldWebhook, j.Webhook, FieldExpires, j.ExpiresAt.UnixMilli(), FieldInputBytes, j.InputBytes}
 }
 
-// Stamp is the current time as updated_at holds it.
-func Stamp() string { return time.Now().UTC().Format(TimeLayout) }
+// stamp is the current time as updated_at holds it.
+func stamp() string { return time.Now().UTC().Format(timeLayout) }

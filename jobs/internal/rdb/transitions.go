@@ -46,7 +46,7 @@ type Claim struct {
 // the number of worker crashes that were the job's own.
 func (d *DB) Claim(ctx context.Context, c Claim) (claimed bool, own int64, err error) {
 	res, err := claimScript.Run(ctx, d.c, []string{KeyJob(c.JobID), KeyRunning(c.Worker)},
-		c.Worker, c.Attempt, c.Progress, Stamp(), c.JobID, KeyRunningPrefix, c.RunningTTL.Milliseconds()).Int64Slice()
+		c.Worker, c.Attempt, c.Progress, stamp(), c.JobID, KeyRunningPrefix, c.RunningTTL.Milliseconds()).Int64Slice()
 	if err != nil {
 		return false, 0, err
 	}
@@ -79,7 +79,7 @@ return 1`)
 // SetProgress records job id's progress (JSON); ended is true when the
 // job is no longer running.
 func (d *DB) SetProgress(ctx context.Context, id string, progress []byte) (ended bool, err error) {
-	n, err := progressScript.Run(ctx, d.c, []string{KeyJob(id)}, progress, Stamp(), id).Int()
+	n, err := progressScript.Run(ctx, d.c, []string{KeyJob(id)}, progress, stamp(), id).Int()
 	return err == nil && n == 0, err
 }
 
@@ -106,7 +106,7 @@ type Success struct {
 // Succeed moves a job to its success status; false when it had ended.
 func (d *DB) Succeed(ctx context.Context, s Success) (bool, error) {
 	n, err := succeedScript.Run(ctx, d.c, []string{KeyJob(s.JobID), KeyActive, KeyInflight(s.Owner)},
-		s.Status, s.Output, s.OutputsInfo, Stamp(), s.JobID).Int()
+		s.Status, s.Output, s.OutputsInfo, stamp(), s.JobID).Int()
 	return n == 1, err
 }
 
@@ -161,7 +161,7 @@ func (d *DB) Refund(ctx context.Context, r Refund) (int, error) {
 	}
 	return refundScript.Run(ctx, d.c,
 		[]string{KeyJob(r.JobID), KeyActive, KeyCredits(r.Owner), KeyLedger(r.Owner), KeyInflight(r.Owner)},
-		r.Message, Stamp(), r.JobID, r.Ledger, r.Status, owner).Int()
+		r.Message, stamp(), r.JobID, r.Ledger, r.Status, owner).Int()
 }
 
 // deleteScript turns an ended job into a tombstone. KEYS: job, owner's
