@@ -23,9 +23,13 @@ import (
 	"fashiond/jobs"
 	"fashiond/pipelines"
 	"fashiond/playground"
+	"fashiond/spec"
 )
 
 // Options configures the handler.
+// DefaultMaxBodySize is the default of Options.MaxBodyBytes.
+const DefaultMaxBodySize = 100 << 20
+
 type Options struct {
 	// Backend is the job system (required).
 	Backend jobs.Backend
@@ -301,8 +305,13 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	}
 	sub := jobs.SubmitRequest{Owner: owner, Model: req.model, Inputs: norm, Cost: cost, WebhookURL: req.webhook}
 	if idemKey != "" {
+		canonical, err := spec.Encode(norm)
+		if err != nil {
+			s.backendError(w, r, "encode the inputs", err)
+			return
+		}
 		sub.IdempotencyKey = idemKey
-		sub.Fingerprint = jobs.Fingerprint([]byte(req.model), norm, []byte(req.webhook))
+		sub.Fingerprint = jobs.Fingerprint([]byte(req.model), canonical, []byte(req.webhook))
 	}
 	job, err := s.o.Backend.Submit(r.Context(), sub)
 	if s.submitError(w, err) || s.submitRefused(w, r, err, job, req.model, cost) {
@@ -312,7 +321,7 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderIdempotentReplayed, "true")
 	}
 	setCredits(w, job)
-	writeJSON(w, SubmitStatus(req.model), wireJob(job))
+	writeJSON(w, spec.SubmitStatus(req.model), wireJob(job))
 }
 
 // admitRun checks a POST /v1/run's Content-Type and declared length and
@@ -341,7 +350,7 @@ func (s *server) admitRun(w http.ResponseWriter, r *http.Request) (release func(
 // members, then the model's inputs, normalised, with the job's cost. It
 // answers the request itself (a body error or a 400) and returns false
 // when the body is not acceptable.
-func (s *server) readRun(w http.ResponseWriter, r *http.Request) (runRequest, json.RawMessage, int, bool) {
+func (s *server) readRun(w http.ResponseWriter, r *http.Request) (runRequest, spec.Inputs, int, bool) {
 	// Re-armed after the large-body gate (guardBody armed it on arrival),
 	// so a body that waited for a slot keeps its whole deadline.
 	s.bodyDeadline(w, r)
@@ -385,8 +394,8 @@ func (s *server) readRun(w http.ResponseWriter, r *http.Request) (runRequest, js
 // models in the owner's studio and the webhook URL against the fetch
 // policy. It answers the request itself (a 400, or the backend's error)
 // and returns false when a reference is refused.
-func (s *server) checkRunRefs(w http.ResponseWriter, r *http.Request, owner string, req runRequest, norm json.RawMessage) bool {
-	if ve, err := CheckStudioRefs(r.Context(), s.o.Backend, owner, req.model, norm); err != nil {
+func (s *server) checkRunRefs(w http.ResponseWriter, r *http.Request, owner string, req runRequest, norm spec.Inputs) bool {
+	if ve, err := CheckStudioRefs(r.Context(), s.o.Backend, owner, norm); err != nil {
 		s.backendError(w, r, "studio lookup", err)
 		return false
 	} else if ve != nil {
@@ -464,7 +473,7 @@ func runFromBody(pb *parsedBody, q map[string][]string) (runRequest, *Validation
 	if e != nil {
 		return req, e
 	}
-	if !slices.Contains(ModelNames, model) {
+	if !slices.Contains(spec.ModelNames, model) {
 		return req, unknownModel(model)
 	}
 	req.model = model
@@ -512,13 +521,10 @@ func checkJSONContentType(ct string) string {
 // CheckStudioRefs checks that model-create's faceModelId and poseModelId
 // name saved models of owner. ve is a 400 (unknown_face_model,
 // unknown_pose_model); err is a backend failure.
-func CheckStudioRefs(ctx context.Context, b jobs.Backend, owner, model string, normalised json.RawMessage) (ve *ValidationError, err error) {
-	if model != ModelModelCreate {
+func CheckStudioRefs(ctx context.Context, b jobs.Backend, owner string, normalised spec.Inputs) (ve *ValidationError, err error) {
+	in, ok := normalised.(*spec.ModelCreateInputs)
+	if !ok {
 		return nil, nil
-	}
-	var in ModelCreateInputs
-	if err := json.Unmarshal(normalised, &in); err != nil {
-		return nil, fmt.Errorf("normalised model-create inputs: %w", err)
 	}
 	for _, ref := range []struct{ field, id, code, what string }{
 		{"inputs.faceModelId", in.FaceModelID, CodeUnknownFaceModel, "face model"},
@@ -529,7 +535,7 @@ func CheckStudioRefs(ctx context.Context, b jobs.Backend, owner, model string, n
 		}
 		_, err := b.GetSaved(ctx, owner, ref.id)
 		switch {
-		case errors.Is(err, jobs.ErrNotFound) || errors.Is(err, pipelines.ErrNotFound):
+		case errors.Is(err, jobs.ErrNotFound):
 			return verr(ref.field, ref.code, "%s: no saved %s with id %s in your studio (GET /v1/models/saved lists them)", ref.field, ref.what, quoteClip(ref.id)), nil
 		case err != nil:
 			return nil, err
@@ -597,7 +603,7 @@ func (s *server) models(w http.ResponseWriter, r *http.Request) {
 	out := make([]jobs.ModelInfo, len(ms))
 	for i, m := range ms {
 		if m.Lifecycle == "" {
-			m.Lifecycle = Lifecycle(m.Name)
+			m.Lifecycle = spec.Lifecycle(m.Name)
 		}
 		out[i] = m
 	}
@@ -620,7 +626,7 @@ func (s *server) getSaved(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	m, err := s.o.Backend.GetSaved(r.Context(), Owner(r.Context()), id)
 	switch {
-	case errors.Is(err, jobs.ErrNotFound) || errors.Is(err, pipelines.ErrNotFound):
+	case errors.Is(err, jobs.ErrNotFound):
 		writeError(w, http.StatusNotFound, CodeNotFound, "", fmt.Sprintf("no saved model with id %s", quoteClip(id)))
 		return
 	case err != nil:

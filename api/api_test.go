@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"fashiond/jobs"
+	"fashiond/spec"
 )
 
 type harness struct {
@@ -113,7 +114,7 @@ func TestRunPerModel(t *testing.T) {
 		"pose-control": {201, 2}, "model-create": {201, 1}, "product-to-model": {201, 1}, "angle-generation": {201, 2},
 	}
 	hs := newHarness(t)
-	for _, m := range ModelNames {
+	for _, m := range spec.ModelNames {
 		r := hs.do("POST", "/v1/run", keyAlice, runBody(m, minimalInputs[m]))
 		if r.status != want[m].status {
 			t.Fatalf("%s: status %d, want %d: %s", m, r.status, want[m].status, r.body)
@@ -141,8 +142,8 @@ func TestRunPerModel(t *testing.T) {
 		if sub.Model != m || sub.Owner != "owner-alice" || sub.Cost != want[m].cost {
 			t.Errorf("%s: submitted %+v", m, sub)
 		}
-		if _, err := Cost(m, sub.Inputs); err != nil {
-			t.Errorf("%s: submitted inputs: %v", m, err)
+		if c, err := spec.Cost(sub.Inputs); err != nil || c != sub.Cost || sub.Inputs.ModelName() != m {
+			t.Errorf("%s: submitted inputs of %s cost %d, %v", m, sub.Inputs.ModelName(), c, err)
 		}
 	}
 	// Balance went down by the sum.
@@ -163,8 +164,8 @@ func TestRunNormalisedInputsReachBackend(t *testing.T) {
 	}
 	sub := hs.fake.submitted[0]
 	want := `{"productImage":"` + img + `","customPrompt":"","modelImageUrl":"","styleId":"","quality":"4k","sampleCount":2,"ratio":"3:4"}`
-	if string(sub.Inputs) != want {
-		t.Errorf("inputs\n got %s\nwant %s", sub.Inputs, want)
+	if got, err := spec.Encode(sub.Inputs); err != nil || string(got) != want {
+		t.Errorf("inputs\n got %s, %v\nwant %s", got, err, want)
 	}
 	if sub.WebhookURL != "https://hooks.example.com/x?a=1" {
 		t.Errorf("webhook %q", sub.WebhookURL)

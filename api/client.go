@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"fashiond/jobs"
+	"fashiond/spec"
 )
 
 // Client API beyond the spec: idempotent submits, cancel, the live status
@@ -203,7 +204,7 @@ func parseListQuery(q map[string][]string) (jobs.ListQuery, *ValidationError) {
 	if lq.Model, e = one("model_name"); e != nil {
 		return lq, e
 	}
-	if lq.Model != "" && !slices.Contains(ModelNames, lq.Model) {
+	if lq.Model != "" && !slices.Contains(spec.ModelNames, lq.Model) {
 		return lq, unknownModel(lq.Model)
 	}
 	if lq.Status, e = one("status"); e != nil {

@@ -13,6 +13,7 @@ import (
 
 	"fashiond/jobs"
 	"fashiond/pipelines"
+	"fashiond/spec"
 )
 
 // fakeBackend is an in-memory jobs.Backend for HTTP-layer tests. Jobs
@@ -23,6 +24,7 @@ type fakeBackend struct {
 	keys        map[string]string // raw key -> owner
 	balance     map[string]int64
 	jobs        map[string]*jobs.Job
+	inputs      map[string]spec.Inputs                     // by job id
 	saved       map[string]map[string]pipelines.SavedModel // owner -> id -> record
 	unavailable map[string]bool
 	readyErr    error
@@ -52,6 +54,7 @@ func newFake() *fakeBackend {
 		keys:    map[string]string{keyAlice: "owner-alice", keyBob: "owner-bob", keyPoor: "owner-poor"},
 		balance: map[string]int64{"owner-alice": 1000, "owner-bob": 1000, "owner-poor": 2},
 		jobs:    map[string]*jobs.Job{},
+		inputs:  map[string]spec.Inputs{},
 		saved: map[string]map[string]pipelines.SavedModel{
 			"owner-alice": {
 				"11111111-1111-4111-8111-111111111111": {ID: "11111111-1111-4111-8111-111111111111", Name: "Ava", Source: "upload", Width: 768, Height: 1024},
@@ -109,9 +112,9 @@ func (f *fakeBackend) Submit(ctx context.Context, req jobs.SubmitRequest) (*jobs
 		Output:     []string{}, // the API must still write null
 		Credits:    req.Cost,
 		Owner:      req.Owner,
-		Inputs:     req.Inputs,
 		WebhookURL: req.WebhookURL,
 	}
+	f.inputs[j.ID] = req.Inputs
 	f.jobs[j.ID] = j
 	f.order = append(f.order, j.ID)
 	if req.IdempotencyKey != "" {
@@ -145,17 +148,18 @@ func (f *fakeBackend) Get(ctx context.Context, owner, id string) (*jobs.Job, err
 			Poses       []json.RawMessage
 			AngleIDs    []string
 		}
-		json.Unmarshal(j.Inputs, &in)
+		raw, _ := spec.Encode(f.inputs[id])
+		json.Unmarshal(raw, &in)
 		n := max(1, in.SampleCount, len(in.Poses), len(in.AngleIDs))
 		switch {
-		case j.Model == ModelImageToVideo && in.Prompt == "fail":
+		case j.Model == spec.ModelImageToVideo && in.Prompt == "fail":
 			msg := "imageUrl: image could not be loaded"
 			j.Status, j.Error = jobs.StatusError, &msg
-		case j.Model == ModelImageToVideo:
+		case j.Model == spec.ModelImageToVideo:
 			j.Status, j.Output = jobs.StatusSucceeded, []string{f.cdnBase + "/cdn/" + j.ID + "/0.mp4"}
 		default:
 			j.Status = jobs.StatusSucceeded
-			if j.Model == ModelPromptTryOn {
+			if j.Model == spec.ModelPromptTryOn {
 				j.Status = jobs.StatusSuccess
 			}
 			for i := range n {
@@ -181,10 +185,10 @@ func (f *fakeBackend) Balance(ctx context.Context, owner string) (int64, error) 
 
 func (f *fakeBackend) Models(ctx context.Context) ([]jobs.ModelInfo, error) {
 	var out []jobs.ModelInfo
-	for _, m := range ModelNames {
+	for _, m := range spec.ModelNames {
 		mi := jobs.ModelInfo{Name: m, Served: !f.unavailable[m], Workers: 1}
-		if m != ModelTryOn { // leave one empty: the API fills it in
-			mi.Lifecycle = Lifecycle(m)
+		if m != spec.ModelTryOn { // leave one empty: the API fills it in
+			mi.Lifecycle = spec.Lifecycle(m)
 		}
 		if !mi.Served {
 			mi.Workers = 0

@@ -9,13 +9,14 @@ import (
 
 	"fashiond/fetch"
 	"fashiond/jobs"
+	"fashiond/spec"
 )
 
 // FuzzValidate sends random bodies through the whole handler and random
 // inputs through Validate: never a panic, never a 5xx, always a JSON body;
 // accepted inputs normalise to valid JSON whose cost Cost reproduces.
 func FuzzValidate(f *testing.F) {
-	for _, m := range ModelNames {
+	for _, m := range spec.ModelNames {
 		f.Add(m, minimalInputs[m])
 	}
 	for _, tc := range validateCases {
@@ -28,16 +29,18 @@ func FuzzValidate(f *testing.F) {
 	fake := newFake()
 	h := New(Options{Backend: fake})
 	f.Fuzz(func(t *testing.T, model, inputs string) {
-		norm, cost, verr := Validate(model, json.RawMessage(inputs))
+		typed, cost, verr := Validate(model, json.RawMessage(inputs))
 		if verr == nil {
-			if !json.Valid(norm) || cost < 1 {
-				t.Fatalf("accepted %s %s: normalised %s cost %d", model, inputs, norm, cost)
+			norm, err := spec.Encode(typed)
+			if err != nil || !json.Valid(norm) || cost < 1 || typed.ModelName() != model {
+				t.Fatalf("accepted %s %s: normalised %s (%v) cost %d", model, inputs, norm, err, cost)
 			}
-			if c, err := Cost(model, norm); err != nil || c != cost {
+			if c, err := spec.Cost(typed); err != nil || c != cost {
 				t.Fatalf("Cost(normalised) = %d, %v; Validate said %d", c, err, cost)
 			}
 			// Normalising is idempotent.
-			again, cost2, verr2 := Validate(model, norm)
+			typed2, cost2, verr2 := Validate(model, norm)
+			again, _ := spec.Encode(typed2)
 			if verr2 != nil || !bytes.Equal(again, norm) || cost2 != cost {
 				t.Fatalf("not idempotent: %s -> %s (%v)", norm, again, verr2)
 			}

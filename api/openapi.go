@@ -45,11 +45,11 @@ func OpenAPI(o Options) map[string]any {
 		"RunRequest":    g.runRequest(),
 		"ModelInfo":     modelInfoSchema(),
 		"SavedModel":    savedModelSchema(),
-		"ModelName":     obj{"type": "string", "enum": ModelNames},
+		"ModelName":     obj{"type": "string", "enum": spec.ModelNames},
 		"Health":        healthSchema(),
 		"CreditBalance": obj{"type": "object", "required": []string{"credits"}, "properties": obj{"credits": obj{"type": "integer"}}},
 	}
-	for _, m := range ModelNames {
+	for _, m := range spec.ModelNames {
 		schemas[inputsName(m)] = g.inputs(m)
 		schemas[runName(m)] = g.runVariant(m)
 	}
@@ -93,7 +93,7 @@ type gen struct{ maxString int64 }
 func (g *gen) runRequest() obj {
 	var one []any
 	mapping := obj{}
-	for _, m := range ModelNames {
+	for _, m := range spec.ModelNames {
 		one = append(one, ref(runName(m)))
 		mapping[m] = "#/components/schemas/" + runName(m)
 	}
@@ -110,13 +110,13 @@ func (g *gen) runVariant(model string) obj {
 		props[k] = obj{"description": "Accepted and ignored (the fashn SDK's polling option)."}
 	}
 	return obj{"type": "object", "required": []string{"model_name", "inputs"}, "properties": props, "additionalProperties": false,
-		"description": fmt.Sprintf("%s (%s); accepted with HTTP %d.", model, Lifecycle(model), SubmitStatus(model))}
+		"description": fmt.Sprintf("%s (%s); accepted with HTTP %d.", model, spec.Lifecycle(model), spec.SubmitStatus(model))}
 }
 
 // inputs is the inputs schema of a model: an object of its fields, or one
 // object per variant (model-create's type).
 func (g *gen) inputs(model string) obj {
-	m := rulesOf(model)
+	m := spec.InputRules(model)
 	if m.Variant == "" {
 		return g.object(m, "")
 	}
@@ -129,7 +129,7 @@ func (g *gen) inputs(model string) obj {
 
 // object is the schema of m's fields in variant ("" no variants): the
 // other variants' fields are accepted only empty or null.
-func (g *gen) object(m *modelRules, variant string) obj {
+func (g *gen) object(m *spec.Object, variant string) obj {
 	props := obj{}
 	var required []string
 	var all []any
@@ -167,7 +167,7 @@ func (g *gen) object(m *modelRules, variant string) obj {
 
 // requiredUnless: f is required (non-blank) unless its other field is a
 // non-empty string.
-func requiredUnless(f fieldRule) obj {
+func requiredUnless(f spec.Field) obj {
 	return obj{"anyOf": []any{
 		obj{"required": []string{f.Name}, "properties": obj{f.Name: obj{"type": "string", "pattern": nonBlank}}},
 		obj{"required": []string{f.RequiredUnless}, "properties": obj{f.RequiredUnless: obj{"type": "string", "minLength": 1}}},
@@ -175,7 +175,7 @@ func requiredUnless(f fieldRule) obj {
 }
 
 // field is the schema of one field; an optional field also takes null.
-func (g *gen) field(f fieldRule, variant string) obj {
+func (g *gen) field(f spec.Field, variant string) obj {
 	s := g.value(f, variant)
 	if f.Doc != "" {
 		s["description"] = f.Doc
@@ -199,23 +199,23 @@ func (g *gen) field(f fieldRule, variant string) obj {
 }
 
 // value is the schema of a field's (non-null) value.
-func (g *gen) value(f fieldRule, variant string) obj {
+func (g *gen) value(f spec.Field, variant string) obj {
 	switch f.Kind {
-	case kindImage, kindDataImage:
+	case spec.KindImage, spec.KindDataImage:
 		return g.image(f)
-	case kindText:
+	case spec.KindText:
 		s := obj{"type": "string", "maxLength": f.MaxChars}
 		if f.Required && f.RequiredUnless == "" {
 			s["pattern"] = nonBlank
 		}
 		return s
-	case kindEnum, kindEnumOrEmpty:
+	case spec.KindEnum, spec.KindEnumOrEmpty:
 		e := anys(f.Enum)
-		if f.Kind == kindEnumOrEmpty {
+		if f.Kind == spec.KindEnumOrEmpty {
 			e = append(e, "")
 		}
 		return obj{"type": "string", "enum": e}
-	case kindInt:
+	case spec.KindInt:
 		hi := f.Max
 		if mx, ok := f.MaxWhen[variant]; ok {
 			hi = mx
@@ -225,13 +225,13 @@ func (g *gen) value(f fieldRule, variant string) obj {
 			s["enum"] = anys(f.Ints)
 		}
 		return s
-	case kindBool:
+	case spec.KindBool:
 		return obj{"type": "boolean"}
-	case kindID:
-		return obj{"type": "string", "maxLength": MaxIDChars, "pattern": idPattern}
-	case kindAngles:
+	case spec.KindID:
+		return obj{"type": "string", "maxLength": spec.MaxIDChars, "pattern": idPattern}
+	case spec.KindAngles:
 		return obj{"type": "array", "minItems": f.Min, "maxItems": f.Max, "uniqueItems": true, "items": obj{"type": "string", "enum": anys(f.Enum)}}
-	case kindPoses:
+	case spec.KindPoses:
 		var one []any
 		for _, v := range f.Items.Variants() {
 			one = append(one, g.poseObject(f.Items, v))
@@ -242,8 +242,8 @@ func (g *gen) value(f fieldRule, variant string) obj {
 }
 
 // poseObject is one pose variant: only its own fields are accepted.
-func (g *gen) poseObject(m *modelRules, variant string) obj {
-	sub := &modelRules{Variant: m.Variant}
+func (g *gen) poseObject(m *spec.Object, variant string) obj {
+	sub := &spec.Object{Variant: m.Variant}
 	for _, f := range m.Fields {
 		if f.When == "" || f.When == variant {
 			sub.Fields = append(sub.Fields, f)
@@ -252,12 +252,12 @@ func (g *gen) poseObject(m *modelRules, variant string) obj {
 	return g.object(sub, variant)
 }
 
-// image: an http(s) URL or a data URI (data URI only for kindDataImage);
+// image: an http(s) URL or a data URI (data URI only for spec.KindDataImage);
 // an optional image may be "".
-func (g *gen) image(f fieldRule) obj {
+func (g *gen) image(f spec.Field) obj {
 	data := obj{"type": "string", "pattern": dataURIPattern, "maxLength": g.maxString, "description": "data:image/<jpeg|png|webp>;base64,<data>"}
 	var one []any
-	if f.Kind == kindImage {
+	if f.Kind == spec.KindImage {
 		one = append(one, obj{"type": "string", "pattern": urlPattern, "maxLength": fetch.MaxURLLength, "description": "http(s) URL"})
 	}
 	one = append(one, data)
@@ -319,7 +319,7 @@ func modelInfoSchema() obj {
 func savedModelSchema() obj {
 	nums := obj{"type": "array", "items": obj{"type": "number"}}
 	return obj{"type": "object", "required": []string{"id", "name", "source", "image_url", "width", "height", "created_at"}, "properties": obj{
-		"id": obj{"type": "string"}, "name": obj{"type": "string"}, "source": obj{"type": "string", "enum": ModelCreateTypes},
+		"id": obj{"type": "string"}, "name": obj{"type": "string"}, "source": obj{"type": "string", "enum": spec.ModelCreateTypes},
 		"image_url": obj{"type": "string"}, "width": obj{"type": "integer"}, "height": obj{"type": "integer"},
 		"face_box": nums, "face_landmarks": nums, "keypoints": nums, "created_at": obj{"type": "string", "format": "date-time"},
 	}}

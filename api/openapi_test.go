@@ -15,6 +15,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"fashiond/spec"
 )
 
 // schemaBlind are the 400 codes whose rule a JSON schema cannot state
@@ -93,7 +95,7 @@ func TestOpenAPIRequests(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, reqErr := o.exchange(t, "POST", "/v1/run", keyAlice, runBody(tc.model, tc.inputs))
 			switch {
-			case tc.code == "" && (r.status != SubmitStatus(tc.model) || reqErr != nil):
+			case tc.code == "" && (r.status != spec.SubmitStatus(tc.model) || reqErr != nil):
 				t.Fatalf("valid request: API %d %s, document: %v", r.status, clip(string(r.body), 200), reqErr)
 			case tc.code != "" && r.err.Code != tc.code:
 				t.Fatalf("API answered %d %s, want %s", r.status, r.err.Code, tc.code)
@@ -107,7 +109,7 @@ func TestOpenAPIRequests(t *testing.T) {
 // TestOpenAPIBodies covers the top level of the body and the headers.
 func TestOpenAPIBodies(t *testing.T) {
 	o := newOAS(t)
-	tryon := minimalInputs[ModelTryOn]
+	tryon := minimalInputs[spec.ModelTryOn]
 	for _, tc := range []struct {
 		name, body string
 		hdr        []string
@@ -121,8 +123,8 @@ func TestOpenAPIBodies(t *testing.T) {
 		{"sdk poll keys", `{"model_name":"tryon","inputs":` + tryon + `,"pollInterval":1000,"timeout":60000}`, nil, 200, true},
 		{"webhook", `{"model_name":"tryon","inputs":` + tryon + `,"webhook_url":"https://hooks.example.com/x"}`, nil, 200, true},
 		{"webhook not a URL", `{"model_name":"tryon","inputs":` + tryon + `,"webhook_url":"hooks"}`, nil, 400, false},
-		{"idempotency key", runBody(ModelTryOn, tryon), []string{HeaderIdempotencyKey, "key-1"}, 200, true},
-		{"idempotency key with space", runBody(ModelTryOn, tryon), []string{HeaderIdempotencyKey, "key 1"}, 400, false},
+		{"idempotency key", runBody(spec.ModelTryOn, tryon), []string{HeaderIdempotencyKey, "key-1"}, 200, true},
+		{"idempotency key with space", runBody(spec.ModelTryOn, tryon), []string{HeaderIdempotencyKey, "key 1"}, 400, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, reqErr := o.exchange(t, "POST", "/v1/run", keyAlice, tc.body, tc.hdr...)
@@ -137,9 +139,9 @@ func TestOpenAPIBodies(t *testing.T) {
 func TestOpenAPIResponses(t *testing.T) {
 	o := newOAS(t)
 	var ids []string
-	for _, m := range ModelNames {
+	for _, m := range spec.ModelNames {
 		r, err := o.exchange(t, "POST", "/v1/run", keyAlice, runBody(m, minimalInputs[m]))
-		if err != nil || r.status != SubmitStatus(m) {
+		if err != nil || r.status != spec.SubmitStatus(m) {
 			t.Fatalf("%s: %d %v", m, r.status, err)
 		}
 		ids = append(ids, r.json["id"].(string))
@@ -180,8 +182,8 @@ func TestOpenAPIResponses(t *testing.T) {
 func TestOpenAPIFromRules(t *testing.T) {
 	o := newOAS(t)
 	s := o.doc.Components.Schemas
-	to := s[inputsName(ModelTryOn)].Value
-	if sc := to.Properties["sampleCount"].Value; *sc.Max != MaxSampleCount || *sc.Min != 1 || sc.Default != float64(1) {
+	to := s[inputsName(spec.ModelTryOn)].Value
+	if sc := to.Properties["sampleCount"].Value; *sc.Max != spec.MaxSampleCount || *sc.Min != 1 || sc.Default != float64(1) {
 		t.Errorf("tryon sampleCount: min %v max %v default %v", *sc.Min, *sc.Max, sc.Default)
 	}
 	if got := to.Properties["accuracy"].Value.Enum; len(got) != 4 || got[0] != "standard" || got[3] != nil {
@@ -190,17 +192,17 @@ func TestOpenAPIFromRules(t *testing.T) {
 	if !slices.Equal(to.Required, []string{"personImage", "garmentImage"}) {
 		t.Errorf("tryon required %v", to.Required)
 	}
-	if got := s[inputsName(ModelImageToVideo)].Value.Properties["duration"].Value.Enum; len(got) != 4 || got[0] != float64(4) || got[2] != float64(8) {
+	if got := s[inputsName(spec.ModelImageToVideo)].Value.Properties["duration"].Value.Enum; len(got) != 4 || got[0] != float64(4) || got[2] != float64(8) {
 		t.Errorf("duration enum %v", got)
 	}
-	if p := s[inputsName(ModelPromptTryOn)].Value.Properties["prompt"].Value; *p.MaxLength != MaxPromptChars || p.Pattern != nonBlank {
+	if p := s[inputsName(spec.ModelPromptTryOn)].Value.Properties["prompt"].Value; *p.MaxLength != spec.MaxPromptChars || p.Pattern != nonBlank {
 		t.Errorf("prompt maxLength %d pattern %q", *p.MaxLength, p.Pattern)
 	}
-	mc := s[inputsName(ModelModelCreate)].Value.OneOf
-	if len(mc) != 2 || *mc[1].Value.Properties["sampleCount"].Value.Max != 1 || *mc[0].Value.Properties["sampleCount"].Value.Max != MaxSampleCount {
+	mc := s[inputsName(spec.ModelModelCreate)].Value.OneOf
+	if len(mc) != 2 || *mc[1].Value.Properties["sampleCount"].Value.Max != 1 || *mc[0].Value.Properties["sampleCount"].Value.Max != spec.MaxSampleCount {
 		t.Fatalf("model-create variants: %d", len(mc))
 	}
-	if ag := s[inputsName(ModelAngleGeneration)].Value.Properties["angleIds"].Value; !ag.UniqueItems || *ag.MaxItems != MaxAngles {
+	if ag := s[inputsName(spec.ModelAngleGeneration)].Value.Properties["angleIds"].Value; !ag.UniqueItems || *ag.MaxItems != spec.MaxAngles {
 		t.Errorf("angleIds: unique %v maxItems %d", ag.UniqueItems, *ag.MaxItems)
 	}
 	for _, p := range []string{"/v1/run", "/v1/status/{id}", "/v1/cancel/{id}", "/v1/jobs", "/v1/jobs/{id}", "/v1/credits", "/v1/models",
@@ -232,8 +234,8 @@ func TestOpenAPIFromRules(t *testing.T) {
 // model's inputs schema in the document.
 func FuzzOpenAPIAgrees(f *testing.F) {
 	for _, tc := range validateCases {
-		if slices.Contains(ModelNames, tc.model) {
-			f.Add(uint8(slices.Index(ModelNames, tc.model)), tc.inputs)
+		if slices.Contains(spec.ModelNames, tc.model) {
+			f.Add(uint8(slices.Index(spec.ModelNames, tc.model)), tc.inputs)
 		}
 	}
 	doc, err := openapi3.NewLoader().LoadFromData(mustJSON(f, OpenAPI(Options{})))
@@ -241,7 +243,7 @@ func FuzzOpenAPIAgrees(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, m uint8, inputs string) {
-		model := ModelNames[int(m)%len(ModelNames)]
+		model := spec.ModelNames[int(m)%len(spec.ModelNames)]
 		if _, _, ve := Validate(model, json.RawMessage(inputs)); ve != nil {
 			return
 		}

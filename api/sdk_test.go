@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"fashiond/spec"
 )
 
 // FashnSDKVersion is the fashn npm package version the compatibility test
@@ -97,8 +99,8 @@ func TestFashnSDK(t *testing.T) {
 	if first.Model != "tryon" || first.WebhookURL != "https://hooks.example.com/fashn?x=1" {
 		t.Errorf("first job %+v", first)
 	}
-	if want := `{"personImage":"https://example.com/person.jpg","garmentImage":"https://example.com/garment.png","accuracy":"high","sampleCount":1}`; string(first.Inputs) != want {
-		t.Errorf("inputs %s, want %s", first.Inputs, want)
+	if want := `{"personImage":"https://example.com/person.jpg","garmentImage":"https://example.com/garment.png","accuracy":"high","sampleCount":1}`; mustEncode(t, first.Inputs) != want {
+		t.Errorf("inputs %s, want %s", mustEncode(t, first.Inputs), want)
 	}
 	if j := fake.jobs[res.RunID]; j == nil || j.Status != "succeeded" {
 		t.Errorf("run id %s not the polled job", res.RunID)
@@ -106,4 +108,14 @@ func TestFashnSDK(t *testing.T) {
 	if fake.balance["owner-poor"] != 2 {
 		t.Error("the 402 charged credits")
 	}
+}
+
+// mustEncode is the canonical JSON of normalised inputs.
+func mustEncode(t *testing.T, in spec.Inputs) string {
+	t.Helper()
+	b, err := spec.Encode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

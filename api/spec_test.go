@@ -17,7 +17,7 @@ import (
 func TestSpec_NormaliseAgreesWithValidate(t *testing.T) {
 	checked := 0
 	try := func(model, inputs string) {
-		norm, _, verr := Validate(model, json.RawMessage(inputs))
+		norm, _, verr := validateJSON(model, json.RawMessage(inputs))
 		if verr != nil {
 			return
 		}
@@ -30,14 +30,14 @@ func TestSpec_NormaliseAgreesWithValidate(t *testing.T) {
 			t.Errorf("%s %s: Validate gave\n %s\nNormalise gave\n %s", model, inputs, norm, direct)
 		}
 	}
-	for _, m := range ModelNames {
+	for _, m := range spec.ModelNames {
 		try(m, minimalInputs[m])
 	}
 	for _, tc := range validateCases {
 		try(tc.model, tc.inputs)
 	}
 	t.Logf("%d accepted cases compared", checked)
-	if checked < len(ModelNames) {
+	if checked < len(spec.ModelNames) {
 		t.Fatalf("only %d accepted cases compared", checked)
 	}
 }

@@ -2,13 +2,10 @@ package api
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,18 +60,18 @@ func verr(field, code, format string, args ...any) *ValidationError {
 }
 
 // Validate checks model's inputs against every rule of the spec, applies
-// the defaults and returns the normalised inputs (canonical JSON of the
-// model's *Inputs struct) and the job's credit cost. Image URLs are checked
+// the defaults and returns the normalised inputs (the model's spec input
+// type, images as the references given) and the job's credit cost. Image URLs are checked
 // for syntax and literal internal addresses under fetch.DefaultPolicy; data
 // URIs for their prefix, base64 and 25 MB decoded size. Saved-model ids
 // (faceModelId, poseModelId) are not looked up: see CheckStudioRefs.
-func Validate(model string, raw json.RawMessage) (normalised json.RawMessage, cost int, err *ValidationError) {
+func Validate(model string, raw json.RawMessage) (normalised spec.Inputs, cost int, err *ValidationError) {
 	return ValidateWith(fetch.DefaultPolicy(), model, raw)
 }
 
 // ValidateWith is Validate under policy p: p.MaxBytes bounds data URIs
 // (default 25 MB) and p.Allow permits literal internal addresses in URLs.
-func ValidateWith(p fetch.Policy, model string, raw json.RawMessage) (json.RawMessage, int, *ValidationError) {
+func ValidateWith(p fetch.Policy, model string, raw json.RawMessage) (spec.Inputs, int, *ValidationError) {
 	if p.MaxBytes <= 0 {
 		p.MaxBytes = fetch.DefaultMaxBytes
 	}
@@ -91,42 +88,23 @@ func ValidateWith(p fetch.Policy, model string, raw json.RawMessage) (json.RawMe
 
 // validateObject validates the inputs object of a known model into the
 // model's input type (see ValidateWith).
-func (v *validator) validateObject(model string, in object) (json.RawMessage, int, *ValidationError) {
+func (v *validator) validateObject(model string, in object) (spec.Inputs, int, *ValidationError) {
 	out := spec.NewInputs(model)
-	if e := v.fill(in, model, fieldPointers(out)); e != nil {
+	if e := v.fill(in, model, spec.FieldPointers(out)); e != nil {
 		return nil, 0, e
 	}
-	b, err := marshal(out)
-	if err != nil {
-		return nil, 0, verr("inputs", CodeInvalidValue, "inputs cannot be encoded: %v", err)
-	}
-	b = v.splice(b)
-	c, err := spec.Cost(model, b)
+	c, err := spec.Cost(out)
 	if err != nil {
 		return nil, 0, verr("inputs", CodeInvalidValue, "%v", err)
 	}
-	return b, c, nil
-}
-
-// fieldPointers maps the JSON name of each field of the struct ptr points
-// to (a spec input type, a pose) to a pointer to the field: where the
-// rule interpreter stores each checked value.
-func fieldPointers(ptr any) map[string]any {
-	rv := reflect.ValueOf(ptr).Elem()
-	rt := rv.Type()
-	out := make(map[string]any, rt.NumField())
-	for i := range rt.NumField() {
-		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-		out[name] = rv.Field(i).Addr().Interface()
-	}
-	return out
+	return out, c, nil
 }
 
 func unknownModel(model string) *ValidationError {
 	if model == "" {
-		return verr("model_name", CodeMissingField, "model_name is required; it must be one of: %s", strings.Join(ModelNames, ", "))
+		return verr("model_name", CodeMissingField, "model_name is required; it must be one of: %s", strings.Join(spec.ModelNames, ", "))
 	}
-	return verr("model_name", CodeUnknownModel, "model_name %s is not a model of this service; it must be one of: %s", quoteClip(model), strings.Join(ModelNames, ", "))
+	return verr("model_name", CodeUnknownModel, "model_name %s is not a model of this service; it must be one of: %s", quoteClip(model), strings.Join(spec.ModelNames, ", "))
 }
 
 // ---- the rule interpreter ----
@@ -134,7 +112,7 @@ func unknownModel(model string) *ValidationError {
 // fill refuses fields outside model's table, then checks each rule in
 // order into dst (see fields).
 func (v *validator) fill(o object, model string, dst map[string]any) *ValidationError {
-	m := rulesOf(model)
+	m := spec.InputRules(model)
 	if e := o.only(model, m.Names()...); e != nil {
 		return e
 	}
@@ -142,11 +120,11 @@ func (v *validator) fill(o object, model string, dst map[string]any) *Validation
 }
 
 // fields checks m's rules in table order, storing each value through its
-// pointer in dst (*string, *int, *bool, *[]Pose, *[]string). At the first
+// pointer in dst (*string, *int, *bool, *[]spec.Pose, *[]string). At the first
 // field restricted to a variant, the fields of the other variants are
 // refused if given; a field's RequiredUnless, ConflictsWith and MaxWhen
 // are applied as it is checked.
-func (v *validator) fields(o object, m *modelRules, dst map[string]any) *ValidationError {
+func (v *validator) fields(o object, m *spec.Object, dst map[string]any) *ValidationError {
 	got := map[string]string{}
 	variant, gated := "", false
 	for _, f := range m.Fields {
@@ -183,21 +161,21 @@ func (v *validator) fields(o object, m *modelRules, dst map[string]any) *Validat
 }
 
 // notAllowed refuses a non-empty field of a variant other than variant.
-func notAllowed(m *modelRules, o object, variant string) *ValidationError {
+func notAllowed(m *spec.Object, o object, variant string) *ValidationError {
 	for _, f := range m.Fields {
 		if f.When == "" || f.When == variant {
 			continue
 		}
 		if s, ok := o.m[f.Name]; ok && !isNull(s) && !bytes.Equal(bytes.TrimSpace(s), []byte(`""`)) {
 			return verr(o.field(f.Name), CodeFieldNotAllowed, "%s is only accepted when %s is %s; %s %s takes %s",
-				o.field(f.Name), o.field(m.Variant), f.When, m.Variant, variant, joinAnd(m.RequiredIn(variant)))
+				o.field(f.Name), o.field(m.Variant), f.When, m.Variant, variant, spec.JoinAnd(m.RequiredIn(variant)))
 		}
 	}
 	return nil
 }
 
 // crossChecks applies f's ConflictsWith and MaxWhen to its checked value.
-func crossChecks(m *modelRules, o object, f fieldRule, got map[string]string, variant string, dst any) *ValidationError {
+func crossChecks(m *spec.Object, o object, f spec.Field, got map[string]string, variant string, dst any) *ValidationError {
 	if f.ConflictsWith != "" && got[f.Name] != "" && got[f.ConflictsWith] != "" {
 		return verr(o.field(f.Name), CodeConflictingFields, "give either %s or %s, not both: %s", o.field(f.ConflictsWith), o.field(f.Name), f.ConflictNote)
 	}
@@ -218,7 +196,7 @@ func rangeText(lo, hi int) string {
 }
 
 // set checks one field by its rule and stores the value through dst.
-func (v *validator) set(o object, f fieldRule, dst any) *ValidationError {
+func (v *validator) set(o object, f spec.Field, dst any) *ValidationError {
 	var e *ValidationError
 	switch d := dst.(type) {
 	case *string:
@@ -228,7 +206,7 @@ func (v *validator) set(o object, f fieldRule, dst any) *ValidationError {
 	case *bool:
 		def, _ := f.Default.(bool)
 		*d, e = o.boolean(f.Name, def)
-	case *[]Pose:
+	case *[]spec.Pose:
 		*d, e = v.poses(o, f)
 	case *[]string:
 		*d, e = o.angles(f)
@@ -239,23 +217,23 @@ func (v *validator) set(o object, f fieldRule, dst any) *ValidationError {
 }
 
 // str checks a string-valued field.
-func (v *validator) str(o object, f fieldRule) (string, *ValidationError) {
+func (v *validator) str(o object, f spec.Field) (string, *ValidationError) {
 	def, _ := f.Default.(string)
 	switch f.Kind {
-	case kindImage:
+	case spec.KindImage:
 		return v.image(o, f.Name, f.Required, imageURLOrData)
-	case kindDataImage:
+	case spec.KindDataImage:
 		return v.image(o, f.Name, f.Required, imageDataOnly)
-	case kindText:
+	case spec.KindText:
 		return o.text(f.Name, f.Required, f.MaxChars)
-	case kindID:
+	case spec.KindID:
 		return o.id(f.Name)
-	case kindEnumOrEmpty:
+	case spec.KindEnumOrEmpty:
 		return o.enumOrEmpty(f.Name, f.Enum, def)
-	case kindEnum:
+	case spec.KindEnum:
 		s, e := o.enum(f.Name, f.Enum, def)
 		if e == nil && s == "" && f.Required {
-			return "", verr(o.field(f.Name), CodeMissingField, "%s is required: %s", o.field(f.Name), joinOr(f.Enum))
+			return "", verr(o.field(f.Name), CodeMissingField, "%s is required: %s", o.field(f.Name), spec.JoinOr(f.Enum))
 		}
 		return s, e
 	}
@@ -263,28 +241,28 @@ func (v *validator) str(o object, f fieldRule) (string, *ValidationError) {
 }
 
 // integer checks an integer field: its range, then its accepted values.
-func (o object) integer(f fieldRule) (int, *ValidationError) {
+func (o object) integer(f spec.Field) (int, *ValidationError) {
 	def, _ := f.Default.(int)
 	n, e := o.intRange(f.Name, def, f.Min, f.Max)
 	if e == nil && len(f.Ints) > 0 && !slices.Contains(f.Ints, n) {
-		return 0, verr(o.field(f.Name), CodeInvalidValue, "%s must be %s (%s), got %d", o.field(f.Name), joinOr(spec.IntsText(f.Ints)), f.Unit, n)
+		return 0, verr(o.field(f.Name), CodeInvalidValue, "%s must be %s (%s), got %d", o.field(f.Name), spec.JoinOr(spec.IntsText(f.Ints)), f.Unit, n)
 	}
 	return n, e
 }
 
 // poses checks pose-control's array of poses (f.Items: spec.PoseRules).
-func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
+func (v *validator) poses(o object, f spec.Field) ([]spec.Pose, *ValidationError) {
 	items, e := o.array(f.Name, f.Min, f.Max, f.Noun)
 	if e != nil {
 		return nil, e
 	}
-	out := make([]Pose, 0, len(items))
+	out := make([]spec.Pose, 0, len(items))
 	for i, raw := range items {
 		po, e := v.object(fmt.Sprintf("%s[%d]", o.field(f.Name), i), raw)
 		if e != nil {
 			return nil, e
 		}
-		var p Pose
+		var p spec.Pose
 		m := f.Items
 		if p.Type, e = v.str(po, m.Field(m.Variant)); e != nil {
 			return nil, e
@@ -298,7 +276,7 @@ func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
 		if e := po.onlyPose(p.Type, accepted...); e != nil {
 			return nil, e
 		}
-		if e := v.fields(po, m, fieldPointers(&p)); e != nil {
+		if e := v.fields(po, m, spec.FieldPointers(&p)); e != nil {
 			return nil, e
 		}
 		out = append(out, p)
@@ -307,7 +285,7 @@ func (v *validator) poses(o object, f fieldRule) ([]Pose, *ValidationError) {
 }
 
 // angles checks angle-generation's array of distinct angle ids.
-func (o object) angles(f fieldRule) ([]string, *ValidationError) {
+func (o object) angles(f spec.Field) ([]string, *ValidationError) {
 	items, e := o.array(f.Name, f.Min, f.Max, f.Noun)
 	if e != nil {
 		return nil, e
@@ -334,58 +312,6 @@ func (o object) angles(f fieldRule) ([]string, *ValidationError) {
 
 type validator struct {
 	policy fetch.Policy
-	// large maps the placeholder that stands for a large image string in
-	// the normalised inputs to the string's JSON as received (see splice).
-	large map[string][]byte
-	nonce string
-}
-
-// spliceMin is the length from which an image string is not re-encoded
-// into the normalised inputs but spliced in as received.
-const spliceMin = 64 << 10
-
-// placeholder returns a unique stand-in for the image string raw (JSON, as
-// received) and remembers raw for splice.
-func (v *validator) placeholder(raw []byte) string {
-	if v.large == nil {
-		v.large = map[string][]byte{}
-		var n [8]byte
-		_, _ = rand.Read(n[:])
-		v.nonce = hex.EncodeToString(n[:])
-	}
-	p := fmt.Sprintf("\x00fashiond-image-%s-%d", v.nonce, len(v.large))
-	v.large[p] = raw
-	return p
-}
-
-// splice replaces each placeholder's JSON string in b by the image string
-// as received, in one buffer of the final size: a large data URI is copied
-// once instead of being escaped into a growing buffer.
-func (v *validator) splice(b []byte) []byte {
-	if len(v.large) == 0 {
-		return b
-	}
-	type cut struct {
-		at, n int
-		raw   []byte
-	}
-	var cuts []cut
-	size := len(b)
-	for p, raw := range v.large {
-		q, _ := marshal(p)
-		if i := bytes.Index(b, q); i >= 0 {
-			cuts = append(cuts, cut{i, len(q), raw})
-			size += len(raw) - len(q)
-		}
-	}
-	slices.SortFunc(cuts, func(a, b cut) int { return a.at - b.at })
-	out := make([]byte, 0, size)
-	last := 0
-	for _, c := range cuts {
-		out = append(append(out, b[last:c.at]...), c.raw...)
-		last = c.at + c.n
-	}
-	return append(out, b[last:]...)
 }
 
 type object struct {
@@ -660,8 +586,8 @@ func (o object) id(key string) (string, *ValidationError) {
 	if e != nil {
 		return "", e
 	}
-	if len(s) > MaxIDChars {
-		return "", verr(o.field(key), CodeTooLong, "%s is %d characters long, the limit is %d", o.field(key), len(s), MaxIDChars)
+	if len(s) > spec.MaxIDChars {
+		return "", verr(o.field(key), CodeTooLong, "%s is %d characters long, the limit is %d", o.field(key), len(s), spec.MaxIDChars)
 	}
 	for _, c := range s {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
@@ -702,9 +628,6 @@ func (v *validator) image(o object, key string, required bool, kind imageKind) (
 			return "", verr(path, CodeInvalidImage, "%s: %v", path, err)
 		case !fetch.IsRasterType(mt):
 			return "", verr(path, CodeInvalidImage, "%s: the data URI media type %s is not a raster image; send JPEG, PNG or WEBP", path, clip(mt, 40))
-		}
-		if raw := bytes.TrimSpace(o.m[key]); len(s) >= spliceMin && bytes.IndexByte(raw, '\\') < 0 {
-			return v.placeholder(raw), nil
 		}
 		return s, nil
 	}

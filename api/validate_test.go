@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"fashiond/fetch"
+	"fashiond/spec"
 )
 
 const (
@@ -77,7 +78,7 @@ var validateCases = []vcase{
 	{"pt data not image", "prompt-tryon", `{"personImage":"data:text/plain;base64,aGVsbG8=","prompt":"x"}`, CodeInvalidImage, "inputs.personImage", "media type is text/plain"},
 	{"pt data bad b64", "prompt-tryon", `{"personImage":"data:image/png;base64,@@@","prompt":"x"}`, CodeInvalidImage, "inputs.personImage", "base64 data is invalid"},
 	{"pt metadata url", "prompt-tryon", `{"personImage":"http://169.254.169.254/latest/meta-data/","prompt":"x"}`, CodeURLRefused, "inputs.personImage", "link-local"},
-	{"pt prompt too long", "prompt-tryon", `{"personImage":"` + img + `","prompt":"` + strings.Repeat("é", MaxPromptChars+1) + `"}`, CodeTooLong, "inputs.prompt", "2001 characters long, the limit is 2000"},
+	{"pt prompt too long", "prompt-tryon", `{"personImage":"` + img + `","prompt":"` + strings.Repeat("é", spec.MaxPromptChars+1) + `"}`, CodeTooLong, "inputs.prompt", "2001 characters long, the limit is 2000"},
 
 	// ---- pose-control ----
 	{"pc ok", "pose-control", `{"modelImage":"` + img + `","poses":[{"type":"template","cdnUrl":"` + img2 + `","title":"hands on hips"},{"type":"custom","text":"arms crossed"},{"type":"template","cdnUrl":"` + dataPNG + `"}]}`, "", "", ""},
@@ -177,7 +178,7 @@ var validateCases = []vcase{
 func TestValidate(t *testing.T) {
 	for _, tc := range validateCases {
 		t.Run(tc.name, func(t *testing.T) {
-			norm, cost, err := Validate(tc.model, json.RawMessage(tc.inputs))
+			norm, cost, err := validateJSON(tc.model, json.RawMessage(tc.inputs))
 			if tc.code == "" {
 				if err != nil {
 					t.Fatalf("want valid, got %s %s: %s", err.Code, err.Field, err.Msg)
@@ -223,7 +224,7 @@ func TestValidateDefaults(t *testing.T) {
 		{"image-to-video", `{"imageUrl":"` + img + `"}`,
 			`{"imageUrl":"` + img + `","prompt":"","duration":6,"aspectRatio":"9:16","generateAudio":true}`},
 	} {
-		norm, _, err := Validate(tt.model, json.RawMessage(tt.in))
+		norm, _, err := validateJSON(tt.model, json.RawMessage(tt.in))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.model, err)
 		}
@@ -233,7 +234,7 @@ func TestValidateDefaults(t *testing.T) {
 		}
 	}
 	// The exact bytes for one model: spec field order, no HTML escaping.
-	norm, _, _ := Validate("tryon", json.RawMessage(`{"garmentImage":"`+img2+`","personImage":"`+img+`"}`))
+	norm, _, _ := validateJSON("tryon", json.RawMessage(`{"garmentImage":"`+img2+`","personImage":"`+img+`"}`))
 	if want := `{"personImage":"` + img + `","garmentImage":"` + img2 + `","accuracy":"standard","sampleCount":1}`; string(norm) != want {
 		t.Errorf("bytes:\n got %s\nwant %s", norm, want)
 	}
@@ -278,7 +279,7 @@ func TestCost(t *testing.T) {
 		{"8 poses 2k", "pose-control", `{"modelImage":"` + img + `","poses":[` + poses(8) + `],"quality":"2k"}`, 24},
 		{"6 angles 2k", "angle-generation", `{"imageUrl":"` + img + `","angleIds":["front","back","leftSide","rightSide","left45","right45"],"quality":"2k"}`, 18},
 	} {
-		norm, cost, err := Validate(tt.model, json.RawMessage(tt.in))
+		norm, cost, err := validateJSON(tt.model, json.RawMessage(tt.in))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -287,7 +288,7 @@ func TestCost(t *testing.T) {
 		}
 		// Cost agrees on raw (defaults implied) and normalised inputs.
 		for _, in := range []json.RawMessage{norm, json.RawMessage(tt.in)} {
-			if c, err := Cost(tt.model, in); err != nil || c != tt.want {
+			if c, err := costJSON(tt.model, in); err != nil || c != tt.want {
 				t.Errorf("%s: Cost = %d, %v; want %d", tt.name, c, err, tt.want)
 			}
 		}
@@ -300,7 +301,7 @@ func TestCost(t *testing.T) {
 		{"nope", `{}`},
 		{"tryon", `[`},
 	} {
-		if c, err := Cost(bad.model, json.RawMessage(bad.in)); err == nil {
+		if c, err := costJSON(bad.model, json.RawMessage(bad.in)); err == nil {
 			t.Errorf("Cost(%s, %s) = %d, want error", bad.model, bad.in, c)
 		}
 	}
@@ -336,12 +337,35 @@ func TestValidateRealImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	in = `{"personImage":"` + webp + `","garmentImage":"` + face + `"}`
-	norm, _, err := Validate("tryon", json.RawMessage(in))
+	norm, _, err := validateJSON("tryon", json.RawMessage(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got TryOnInputs
+	var got spec.TryOnInputs
 	if err := json.Unmarshal(norm, &got); err != nil || got.PersonImage != webp {
 		t.Fatalf("data URI not carried verbatim: %v", err)
 	}
+}
+
+// validateJSON is Validate with the normalised inputs as their canonical
+// JSON (spec.Encode).
+func validateJSON(model string, raw json.RawMessage) (json.RawMessage, int, *ValidationError) {
+	in, cost, e := Validate(model, raw)
+	if e != nil {
+		return nil, 0, e
+	}
+	b, err := spec.Encode(in)
+	if err != nil {
+		return nil, 0, verr("inputs", CodeInvalidValue, "%v", err)
+	}
+	return b, cost, nil
+}
+
+// costJSON is spec.Cost of inputs given as JSON (defaults implied).
+func costJSON(model string, raw json.RawMessage) (int, error) {
+	in, err := spec.DecodeInputs(model, raw)
+	if err != nil {
+		return 0, err
+	}
+	return spec.Cost(in)
 }

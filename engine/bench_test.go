@@ -63,11 +63,12 @@ func BenchmarkGenerativeStages(b *testing.B) {
 				b.Fatalf("%s not served", j.model)
 			}
 			raw, _ := json.Marshal(j.in)
+			typed := pipelinetest.Inputs(b, j.model, string(raw))
 			b.Run(j.model+"/"+mode, func(b *testing.B) {
 				var unet time.Duration
 				for b.Loop() {
 					before := m.Stats().UNet
-					req := &pipelines.Request{JobID: "bench", Model: j.model, Inputs: raw,
+					req := &pipelines.Request{JobID: "bench", Model: j.model, Inputs: typed,
 						Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(b)}, Progress: func(string, float64, string) {}}
 					res, err := pl.Run(ctx, req)
 					if err != nil {

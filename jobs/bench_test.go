@@ -13,6 +13,8 @@ import (
 	"fashiond/internal/pipelinetest"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
+	"fashiond/jobs/internal/rdb"
+	"fashiond/spec"
 	"fashiond/storage"
 )
 
@@ -55,11 +57,11 @@ func BenchmarkSubmit(b *testing.B) {
 	svc, owner := benchService(b)
 	ctx := context.Background()
 	advertise := func() {
-		svc.rdb.ZAdd(ctx, keyServed(ModelTryon), redis.Z{Score: float64(nowMS()), Member: "bench"})
+		svc.rdb.ZAdd(ctx, rdb.KeyServed(spec.ModelTryOn), redis.Z{Score: float64(nowMS()), Member: "bench"})
 	}
 	advertise()
 	lat := make([]time.Duration, 0, b.N)
-	req := SubmitRequest{Owner: owner, Model: ModelTryon, Cost: 1, Inputs: []byte(`{"personImage":"https://example.com/p.jpg","garmentImage":"https://example.com/g.jpg","accuracy":"standard","sampleCount":1}`)}
+	req := SubmitRequest{Owner: owner, Model: spec.ModelTryOn, Cost: 1, Inputs: &spec.TryOnInputs{PersonImage: "https://example.com/p.jpg", GarmentImage: "https://example.com/g.jpg", Accuracy: "standard", SampleCount: 1}}
 	b.ResetTimer()
 	last := time.Now()
 	for i := 0; i < b.N; i++ {

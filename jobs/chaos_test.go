@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"fashiond/internal/pipelinetest"
+	"fashiond/jobs/internal/rdb"
 	"fashiond/pipelines"
 	"fashiond/storage"
 )
@@ -250,7 +251,7 @@ func chaosLoad(t *testing.T, e *env, plan chaosPlan, hook string, ws *chaosWorke
 	refused := 0
 	for i := 1; i <= plan.jobs; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		j, err := e.svc.Submit(ctx, SubmitRequest{Owner: e.owner, Model: "chaos", Cost: 1 + i%3, Inputs: []byte(`{"n":1}`), WebhookURL: hook})
+		j, err := e.svc.Submit(ctx, SubmitRequest{Owner: e.owner, Model: "chaos", Cost: 1 + i%3, WebhookURL: hook})
 		cancel()
 		if err != nil {
 			refused++
@@ -293,13 +294,13 @@ func chaosCheck(t *testing.T, e *env, start int64, accepted []string, rc *receiv
 	// knowing them: they must have been refunded.
 	// The janitor fails those whose task never got queued after stuckAfter.
 	for end := time.Now().Add(stuckAfter + 30*time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
-		if n, _ := e.svc.rdb.ZCard(ctx, keyActive).Result(); n == 0 {
+		if n, _ := e.svc.rdb.ZCard(ctx, rdb.KeyActive).Result(); n == 0 {
 			break
 		}
 	}
-	keys, _ := e.svc.rdb.Keys(ctx, keyJobPrefix+"*").Result()
+	keys, _ := e.svc.rdb.Keys(ctx, rdb.KeyJobPrefix+"*").Result()
 	for _, k := range keys {
-		id := strings.TrimPrefix(k, keyJobPrefix)
+		id := strings.TrimPrefix(k, rdb.KeyJobPrefix)
 		if r, err := e.svc.load(ctx, id); err == nil && !slices.Contains(accepted, id) {
 			if r.Status == StatusSucceeded {
 				charged += int64(r.Cost)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"fashiond/jobs/internal/rdb"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
 )
@@ -22,7 +23,7 @@ import (
 // advertise makes model look served by a worker that never takes jobs
 // (its queue only fills), for an hour.
 func (e *env) advertise(model string) {
-	e.svc.rdb.ZAdd(context.Background(), keyServed(model), redisZ(float64(nowMS()+3_600_000), "fake-"+model))
+	e.svc.rdb.ZAdd(context.Background(), rdb.KeyServed(model), redisZ(float64(nowMS()+3_600_000), "fake-"+model))
 }
 
 // TestIdempotentSubmitRace: 16 concurrent submits with one key and body
@@ -33,7 +34,7 @@ func TestIdempotentSubmitRace(t *testing.T) {
 		e := newEnv(t, addr, Options{})
 		other := newEnv(t, addr, Options{}) // a second API node
 		e.advertise("work")
-		req := SubmitRequest{Owner: e.owner, Model: "work", Cost: 3, Inputs: []byte(`{"n":1}`),
+		req := SubmitRequest{Owner: e.owner, Model: "work", Cost: 3,
 			IdempotencyKey: "retry-me", Fingerprint: Fingerprint([]byte("work"), []byte(`{"n":1}`))}
 		ids := make([]string, 16)
 		replays := make([]bool, 16)
@@ -70,7 +71,7 @@ func TestIdempotentSubmitRace(t *testing.T) {
 		if b := e.balance(); b != e.credits-3 {
 			t.Errorf("balance %d, want %d (one charge)", b, e.credits-3)
 		}
-		if n := e.svc.rdb.ZCard(context.Background(), keyOwnerJobs(e.owner)).Val(); n != 1 {
+		if n := e.svc.rdb.ZCard(context.Background(), rdb.KeyOwnerJobs(e.owner)).Val(); n != 1 {
 			t.Errorf("%d jobs in the history, want 1", n)
 		}
 		req.Fingerprint = Fingerprint([]byte("work"), []byte(`{"n":2}`))
@@ -147,13 +148,13 @@ func TestCancel(t *testing.T) {
 				t.Fatalf("cancel %s: %+v %v", id, j, err)
 			}
 		}
-		if _, err := e.svc.insp.GetTaskInfo(QueueName("idle"), queued.ID); err == nil {
+		if _, err := e.svc.insp.GetTaskInfo(rdb.QueueName("idle"), queued.ID); err == nil {
 			t.Error("the queued job's task is still in its queue")
 		}
 		// The running job's pipeline saw its context end (it would block
 		// forever otherwise) and the worker acknowledged it.
 		eventually(t, "running job stopped", func() bool {
-			info, err := e.svc.insp.GetTaskInfo(QueueName("block"), running.ID)
+			info, err := e.svc.insp.GetTaskInfo(rdb.QueueName("block"), running.ID)
 			return err != nil || info.State == 0 || info.State.String() == "completed"
 		})
 		if b := e.balance(); b != e.credits {
@@ -299,7 +300,7 @@ func TestFairDispatch(t *testing.T) {
 		for range 200 {
 			a = append(a, e.submit("fair", 1, "").ID)
 		}
-		b, err := e.svc.Submit(ctx, SubmitRequest{Owner: OwnerOf(keyB), Model: "fair", Cost: 1, Inputs: []byte(`{}`)})
+		b, err := e.svc.Submit(ctx, SubmitRequest{Owner: OwnerOf(keyB), Model: "fair", Cost: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,9 +330,9 @@ func TestFairDispatch(t *testing.T) {
 		}
 		eventually(t, "dispatched set emptied", func() bool {
 			e.svc.promote(ctx, "fair", e.owner)
-			return e.svc.rdb.SCard(ctx, keyDispatched("fair", e.owner)).Val() == 0
+			return e.svc.rdb.SCard(ctx, rdb.KeyDispatched("fair", e.owner)).Val() == 0
 		})
-		if e.svc.rdb.SCard(ctx, keyInflight(e.owner)).Val() != 0 || e.svc.rdb.Exists(ctx, keyBacklog("fair", e.owner)).Val() != 0 {
+		if e.svc.rdb.SCard(ctx, rdb.KeyInflight(e.owner)).Val() != 0 || e.svc.rdb.Exists(ctx, rdb.KeyBacklog("fair", e.owner)).Val() != 0 {
 			t.Error("in-flight set or backlog left after every job ended")
 		}
 	})

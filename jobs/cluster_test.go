@@ -20,6 +20,8 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynqmon"
 	"github.com/redis/go-redis/v9"
+
+	"fashiond/jobs/internal/rdb"
 )
 
 // Shape and timing of the real Redis Cluster test.
@@ -163,13 +165,14 @@ type legacyKey struct {
 func seedLegacyKeys(t *testing.T, cc *redis.ClusterClient) []legacyKey {
 	t.Helper()
 	ctx := context.Background()
-	keys := []legacyKey{{"fashiond:credits:legacy-a", true}, {"fashiond:credits:legacy-b", false},
-		{"fashiond:credits:legacy-c", true}, {"fashiond:job:legacy-job", false}}
+	old := rdb.LegacyPrefix
+	keys := []legacyKey{{old + "credits:legacy-a", true}, {old + "credits:legacy-b", false},
+		{old + "credits:legacy-c", true}, {old + "job:legacy-job", false}}
 	masters := map[string]bool{}
 	for _, k := range keys {
 		var err error
-		if strings.HasPrefix(k.name, "fashiond:job:") {
-			err = cc.HSet(ctx, k.name, fIdem, "fashiond:idem:legacy-owner:k1", fOwner, "legacy-owner").Err()
+		if strings.HasPrefix(k.name, old+"job:") {
+			err = cc.HSet(ctx, k.name, rdb.FieldIdem, old+"idem:legacy-owner:k1", rdb.FieldOwner, "legacy-owner").Err()
 		} else {
 			var ttl time.Duration
 			if k.ttl {
@@ -201,13 +204,13 @@ func checkLegacyMigrated(t *testing.T, cc *redis.ClusterClient, keys []legacyKey
 		if n, err := cc.Exists(ctx, k.name).Result(); err != nil || n != 0 {
 			t.Errorf("old key %s still exists (%d, %v)", k.name, n, err)
 		}
-		name := newKeyName(k.name)
+		name := rdb.Prefix + strings.TrimPrefix(k.name, rdb.LegacyPrefix)
 		ttl, err := cc.PTTL(ctx, name).Result()
 		if err != nil || ttl == -2*time.Nanosecond || (ttl > 0) != k.ttl {
 			t.Errorf("new key %s: TTL %v (%v), want a TTL: %v", name, ttl, err, k.ttl)
 		}
-		if strings.HasPrefix(name, keyJobPrefix) {
-			if idem, err := cc.HGet(ctx, name, fIdem).Result(); err != nil || idem != "{fashiond}:idem:legacy-owner:k1" {
+		if strings.HasPrefix(name, rdb.KeyJobPrefix) {
+			if idem, err := cc.HGet(ctx, name, rdb.FieldIdem).Result(); err != nil || idem != rdb.Prefix+"idem:legacy-owner:k1" {
 				t.Errorf("migrated job's idem field %q (%v)", idem, err)
 			}
 		} else if v, err := cc.Get(ctx, name).Result(); err != nil || v != "7" {
@@ -255,7 +258,7 @@ func clusterSuccess(t *testing.T, e *env) {
 // and one charge; another request with that key is refused.
 func clusterReplay(t *testing.T, e *env) {
 	ctx := context.Background()
-	req := SubmitRequest{Owner: e.owner, Model: "draw", Cost: 2, Inputs: []byte(`{"n":1}`),
+	req := SubmitRequest{Owner: e.owner, Model: "draw", Cost: 2,
 		IdempotencyKey: "cluster-k1", Fingerprint: "fp-1"}
 	before := e.balance()
 	first, err := e.svc.Submit(ctx, req)
@@ -296,7 +299,7 @@ func clusterCancel(t *testing.T, e *env, hold *blocking) {
 		t.Errorf("balance %d after the cancellation, want %d", b, before)
 	}
 	eventually(t, "the cancelled job's task to end", func() bool {
-		info, err := e.svc.insp.GetTaskInfo(QueueName("hold"), j.ID)
+		info, err := e.svc.insp.GetTaskInfo(rdb.QueueName("hold"), j.ID)
 		return err != nil || info.State.String() == "completed"
 	})
 }
@@ -311,11 +314,11 @@ func clusterQueues(t *testing.T, e *env) {
 		t.Fatalf("inspector Queues: %v", err)
 	}
 	for _, m := range []string{"draw", "hold"} {
-		if !contains(qs, QueueName(m)) {
-			t.Errorf("queues %v lack %s", qs, QueueName(m))
+		if !contains(qs, rdb.QueueName(m)) {
+			t.Errorf("queues %v lack %s", qs, rdb.QueueName(m))
 			continue
 		}
-		info, err := insp.GetQueueInfo(QueueName(m))
+		info, err := insp.GetQueueInfo(rdb.QueueName(m))
 		if err != nil || info.Pending != 0 || info.Processed == 0 {
 			t.Errorf("queue %s: %+v %v, want none pending and some processed", m, info, err)
 		}
@@ -329,7 +332,7 @@ func clusterQueues(t *testing.T, e *env) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), QueueName("draw")) {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), rdb.QueueName("draw")) {
 		t.Errorf("asynqmon /api/queues: %d %.300s", resp.StatusCode, body)
 	}
 }
@@ -346,9 +349,9 @@ func clusterWait(t *testing.T, c *testCluster, cc *redis.ClusterClient) {
 	one := newEnv(t, c.url+"?wait_replicas=1&wait_timeout=2s", Options{})
 	one.worker(&gradient{name: model, n: 1, w: 8, h: 8})
 	svcMaster, _ := cc.MasterForKey(ctx, keyReplProbe)
-	queueMaster, _ := cc.MasterForKey(ctx, keyQueueProbe(QueueName(model)))
+	queueMaster, _ := cc.MasterForKey(ctx, keyQueueProbe(rdb.QueueName(model)))
 	before := c.waitCalls(t)
-	j, err := one.svc.Submit(ctx, SubmitRequest{Owner: one.owner, Model: model, Cost: 1, Inputs: []byte(`{"n":1}`)})
+	j, err := one.svc.Submit(ctx, SubmitRequest{Owner: one.owner, Model: model, Cost: 1})
 	if err != nil {
 		t.Fatalf("Submit with wait_replicas=1: %v", err)
 	}
@@ -359,7 +362,7 @@ func clusterWait(t *testing.T, c *testCluster, cc *redis.ClusterClient) {
 			want = 1
 		}
 		if n-before[addr] != want {
-			t.Errorf("node %s ran WAIT %d times for the submission, want %d (the masters of {fashiond} %s and of the queue %s once each)",
+			t.Errorf("node %s ran WAIT %d times for the submission, want %d (the masters of the service's keys %s and of the queue %s once each)",
 				addr, n-before[addr], want, svcMaster.Options().Addr, queueMaster.Options().Addr)
 		}
 	}
@@ -367,7 +370,7 @@ func clusterWait(t *testing.T, c *testCluster, cc *redis.ClusterClient) {
 		t.Errorf("job ended %s", got.Status)
 	}
 	two := newEnv(t, c.url+"?wait_replicas=2&wait_timeout=100ms", Options{})
-	_, err = two.svc.Submit(ctx, SubmitRequest{Owner: two.owner, Model: model, Cost: 1, Inputs: []byte(`{"n":1}`)})
+	_, err = two.svc.Submit(ctx, SubmitRequest{Owner: two.owner, Model: model, Cost: 1})
 	var re *ReplicasError
 	if !errors.As(err, &re) || re.Online != 1 || re.Required != 2 || !strings.Contains(err.Error(), "1 of the 2") {
 		t.Errorf("Submit with wait_replicas=2 and one replica per master: %v, want a *ReplicasError (1 of 2 online, nothing written)", err)
@@ -388,7 +391,7 @@ func modelOnOtherShard(t *testing.T, cc *redis.ClusterClient) string {
 	}
 	for i := range 16 {
 		m := "waited-" + strconv.Itoa(i)
-		q, err := cc.MasterForKey(ctx, keyQueueProbe(QueueName(m)))
+		q, err := cc.MasterForKey(ctx, keyQueueProbe(rdb.QueueName(m)))
 		if err != nil {
 			t.Fatal(err)
 		}

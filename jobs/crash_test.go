@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"fashiond/internal/pipelinetest"
+	"fashiond/jobs/internal/rdb"
 	"fashiond/pipelines"
 	"fashiond/storage"
 )
@@ -143,7 +144,7 @@ func TestCrashRecovery(t *testing.T) {
 
 		// On miniredis, wait until the dead worker's lease is orphaned
 		// (see above) before starting worker 2.
-		lease := leaseKey(QueueName("crashy"))
+		lease := rdb.LeaseKey(rdb.QueueName("crashy"))
 		for strings.HasSuffix(t.Name(), "miniredis") {
 			score, err := e.svc.rdb.ZScore(ctx, lease, j.ID).Result()
 			if err != nil {

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"fashiond/jobs/internal/rdb"
 )
 
 // Job change events. Every transition of a job record (dispatch, claim,
@@ -14,10 +16,6 @@ import (
 // node and worker learns of it at once. Each process holds one pattern
 // subscription (a single Redis connection) and fans the events out to the
 // local watchers of each job.
-
-// eventsPrefix starts a job's event channel; the payload is a short word
-// ("running", "progress", "dispatched" or the new status).
-const eventsPrefix = "fashiond:events:"
 
 // hub fans the events of the pattern subscription out to local watchers.
 type hub struct {
@@ -41,7 +39,7 @@ func (h *hub) watch(ctx context.Context, id string, fn func(payload string)) (st
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ps == nil {
-		ps := h.rdb.PSubscribe(ctx, eventsPrefix+"*")
+		ps := h.rdb.PSubscribe(ctx, rdb.EventsPrefix+"*")
 		if _, err := ps.Receive(ctx); err != nil { // the subscription confirmation
 			ps.Close()
 			return nil, err
@@ -68,7 +66,7 @@ func (h *hub) watch(ctx context.Context, id string, fn func(payload string)) (st
 func (h *hub) loop(ch <-chan *redis.Message, done chan struct{}) {
 	defer close(done)
 	for m := range ch {
-		id := strings.TrimPrefix(m.Channel, eventsPrefix)
+		id := strings.TrimPrefix(m.Channel, rdb.EventsPrefix)
 		h.mu.Lock()
 		for _, fn := range h.watchers[id] {
 			fn(m.Payload)

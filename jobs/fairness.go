@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"fashiond/jobs/internal/rdb"
 )
 
 // Fair sharing between API keys. Each key may have at most its dispatch
@@ -26,34 +28,14 @@ const DefaultMaxInFlight = 1000
 // durationSamples is how many recent run times per model the ETA averages.
 const durationSamples = 50
 
-// keyBacklogs is the set of "model|owner" with a non-empty backlog.
-const keyBacklogs = keyPrefix + "backlogs"
-
-func keyOwnerJobs(owner string) string { return keyPrefix + "owner_jobs:" + owner }
-func keyInflight(owner string) string  { return keyPrefix + "in_flight:" + owner }
-func keyLimits(owner string) string    { return keyPrefix + "limits:" + owner }
-func keySlots(model string) string     { return keyPrefix + "slots:" + model }
-func keyDurations(model string) string { return keyPrefix + "durations:" + model }
-func keyDispatched(model, owner string) string {
-	return keyPrefix + "dispatched:" + model + ":" + owner
-}
-func keyBacklog(model, owner string) string { return keyPrefix + "backlog:" + model + ":" + owner }
-func backlogMember(model, owner string) string {
-	return model + "|" + owner
-}
-
-// pendingKey is asynq v0.26's list of a queue's waiting tasks (LPUSH on
-// enqueue, taken from the right).
-func pendingKey(queue string) string { return "asynq:{" + queue + "}:pending" }
-
 // liveSlots counts the live workers of model and their job slots (each
 // worker advertises its concurrency with its heartbeat; DefaultConcurrency
 // when unknown).
 func (s *Service) liveSlots(ctx context.Context, model string) (workers, slots int, err error) {
 	min := strconv.FormatInt(nowMS()-HeartbeatTTL.Milliseconds(), 10)
 	pipe := s.rdb.Pipeline()
-	live := pipe.ZRangeByScore(ctx, keyServed(model), &redis.ZRangeBy{Min: min, Max: "+inf"})
-	conc := pipe.HGetAll(ctx, keySlots(model))
+	live := pipe.ZRangeByScore(ctx, rdb.KeyServed(model), &redis.ZRangeBy{Min: min, Max: "+inf"})
+	conc := pipe.HGetAll(ctx, rdb.KeySlots(model))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, 0, fmt.Errorf("jobs: worker heartbeats: %w", err)
 	}
@@ -67,29 +49,6 @@ func (s *Service) liveSlots(ctx context.Context, model string) (workers, slots i
 	return len(live.Val()), slots, nil
 }
 
-// promoteScript moves jobs of one key from its backlog to the dispatched
-// set while the set is under the cap, dropping members that have ended.
-// KEYS: dispatched, backlog, backlogs, limits. ARGV: default cap, job key
-// prefix, backlog member. Returns the ids to enqueue.
-var promoteScript = redis.NewScript(`
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  if redis.call('HGET', ARGV[2] .. id, 'status') ~= 'starting' then redis.call('SREM', KEYS[1], id) end
-end
-local cap = tonumber(redis.call('HGET', KEYS[4], 'dispatch') or ARGV[1])
-local out = {}
-while redis.call('SCARD', KEYS[1]) < cap do
-  local id = redis.call('LPOP', KEYS[2])
-  if not id then break end
-  if redis.call('HGET', ARGV[2] .. id, 'status') == 'starting' then
-    redis.call('SADD', KEYS[1], id)
-    redis.call('HDEL', ARGV[2] .. id, 'held')
-    redis.call('PUBLISH', 'fashiond:events:' .. id, 'dispatched')
-    table.insert(out, id)
-  end
-end
-if redis.call('LLEN', KEYS[2]) == 0 then redis.call('SREM', KEYS[3], ARGV[3]) end
-return out`)
-
 // promote dispatches owner's backlogged jobs of model that now fit under
 // its cap. Errors are logged: the janitor promotes again on its next pass.
 func (s *Service) promote(ctx context.Context, model, owner string) {
@@ -98,9 +57,7 @@ func (s *Service) promote(ctx context.Context, model, owner string) {
 		s.log.Warn("promote backlogged jobs", "model", model, "err", err)
 		return
 	}
-	ids, err := promoteScript.Run(ctx, s.rdb,
-		[]string{keyDispatched(model, owner), keyBacklog(model, owner), keyBacklogs, keyLimits(owner)},
-		max(slots, 1), keyJobPrefix, backlogMember(model, owner)).StringSlice()
+	ids, err := s.db.Promote(ctx, model, owner, max(slots, 1))
 	if err != nil {
 		s.log.Warn("promote backlogged jobs", "model", model, "err", err)
 		return
@@ -115,12 +72,12 @@ func (s *Service) promote(ctx context.Context, model, owner string) {
 
 // promoteAll promotes every backlog (a janitor pass).
 func (s *Service) promoteAll(ctx context.Context) error {
-	members, err := s.rdb.SMembers(ctx, keyBacklogs).Result()
+	members, err := s.rdb.SMembers(ctx, rdb.KeyBacklogs).Result()
 	if err != nil {
 		return fmt.Errorf("promote: %w", err)
 	}
 	for _, m := range members {
-		if model, owner, ok := strings.Cut(m, "|"); ok {
+		if model, owner, ok := rdb.ParseBacklogMember(m); ok {
 			s.promote(ctx, model, owner)
 		}
 	}
@@ -130,8 +87,8 @@ func (s *Service) promoteAll(ctx context.Context) error {
 // recordDuration keeps a successful run time of model for the ETA.
 func (s *Service) recordDuration(ctx context.Context, model string, d time.Duration) {
 	pipe := s.rdb.Pipeline()
-	pipe.LPush(ctx, keyDurations(model), d.Milliseconds())
-	pipe.LTrim(ctx, keyDurations(model), 0, durationSamples-1)
+	pipe.LPush(ctx, rdb.KeyDurations(model), d.Milliseconds())
+	pipe.LTrim(ctx, rdb.KeyDurations(model), 0, durationSamples-1)
 	if _, err := pipe.Exec(ctx); err != nil {
 		s.log.Debug("record run time", "model", model, "err", err)
 	}
@@ -142,13 +99,13 @@ func (s *Service) recordDuration(ctx context.Context, model string, d time.Durat
 // with a backlog of that model per job ahead of it in its own backlog
 // (round-robin), with an ETA from recent run times and live slots.
 func (s *Service) queueInfo(ctx context.Context, r *record) (*QueueInfo, error) {
-	queue := QueueName(r.Model)
+	queue := rdb.QueueName(r.Model)
 	pipe := s.rdb.Pipeline()
-	plen := pipe.LLen(ctx, pendingKey(queue))
-	pos := pipe.LPos(ctx, pendingKey(queue), r.ID, redis.LPosArgs{})
-	bpos := pipe.LPos(ctx, keyBacklog(r.Model, r.Owner), r.ID, redis.LPosArgs{})
-	backlogs := pipe.SMembers(ctx, keyBacklogs)
-	durs := pipe.LRange(ctx, keyDurations(r.Model), 0, durationSamples-1)
+	plen := pipe.LLen(ctx, rdb.PendingKey(queue))
+	pos := pipe.LPos(ctx, rdb.PendingKey(queue), r.ID, redis.LPosArgs{})
+	bpos := pipe.LPos(ctx, rdb.KeyBacklog(r.Model, r.Owner), r.ID, redis.LPosArgs{})
+	backlogs := pipe.SMembers(ctx, rdb.KeyBacklogs)
+	durs := pipe.LRange(ctx, rdb.KeyDurations(r.Model), 0, durationSamples-1)
 	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
 		return nil, fmt.Errorf("jobs: queue position %s: %w", r.ID, err)
 	}

@@ -2,12 +2,12 @@ package jobs
 
 import (
 	"context"
+	"fashiond/internal/pipelinetest"
+	"fashiond/pipelines"
+	"fashiond/spec"
 	"slices"
 	"testing"
 	"time"
-
-	"fashiond/internal/pipelinetest"
-	"fashiond/pipelines"
 )
 
 // genGradient is a gradient pipeline that says it uses an installed
@@ -22,14 +22,14 @@ func (*genGradient) GenerativeModels() []string { return []string{"sd15-inpaint"
 func TestModelsShowGenerativeStages(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
-		e.worker(&genGradient{gradient{name: ModelPromptTryon, n: 1, w: 8, h: 8}}, &gradient{name: ModelTryon, n: 1, w: 8, h: 8})
+		e.worker(&genGradient{gradient{name: spec.ModelPromptTryOn, n: 1, w: 8, h: 8}}, &gradient{name: spec.ModelTryOn, n: 1, w: 8, h: 8})
 		ms, err := e.svc.Models(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range ms {
 			switch m.Name {
-			case ModelPromptTryon:
+			case spec.ModelPromptTryOn:
 				if m.Stages != "generative" || !slices.Equal(m.GenerativeModels, []string{"sd15-inpaint"}) {
 					t.Errorf("%s: %+v", m.Name, m)
 				}
@@ -49,7 +49,7 @@ func TestModelsShowDevices(t *testing.T) {
 		e := newEnv(t, addr, Options{})
 		const gpu = "cuda:0 Fake GPU (plugin)"
 		for _, dev := range []string{gpu, "cpu", gpu} {
-			w, err := NewWorker(e.svc, pipelines.NewRegistry(&gradient{name: ModelTryon, n: 1, w: 8, h: 8}), pipelinetest.Loader{},
+			w, err := NewWorker(e.svc, pipelines.NewRegistry(&gradient{name: spec.ModelTryOn, n: 1, w: 8, h: 8}), pipelinetest.Loader{},
 				WorkerOptions{Concurrency: 1, ShutdownTimeout: time.Second, Log: testLog(), Device: dev})
 			if err != nil {
 				t.Fatal(err)
@@ -65,7 +65,7 @@ func TestModelsShowDevices(t *testing.T) {
 		}
 		for _, m := range ms {
 			want := []string{}
-			if m.Name == ModelTryon {
+			if m.Name == spec.ModelTryOn {
 				want = []string{"cpu", gpu}
 			}
 			if !slices.Equal(m.Devices, want) || m.Devices == nil {

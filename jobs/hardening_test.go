@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"image"
 	"image/png"
 	"log/slog"
@@ -23,12 +22,14 @@ import (
 	"github.com/hibiken/asynq"
 
 	"fashiond/fetch"
+	"fashiond/jobs/internal/rdb"
 	"fashiond/pipelines"
+	"fashiond/spec"
 	"fashiond/storage"
 )
 
-// echo loads inputs.image and returns it (so a test sees what the worker
-// read from the stored inputs).
+// echo loads the first image input and returns it (so a test sees what the
+// worker read from the stored inputs).
 type echo struct {
 	name string
 	fail string // when set, the job fails with this message after loading
@@ -37,11 +38,8 @@ type echo struct {
 
 func (p *echo) Name() string { return p.name }
 func (p *echo) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
-	var in struct{ Image string }
-	if err := json.Unmarshal(req.Inputs, &in); err != nil {
-		return nil, err
-	}
-	img, err := req.Images.Load(ctx, "inputs.image", in.Image)
+	first := spec.Images(req.Inputs)[0]
+	img, err := req.Images.Load(ctx, first.Field, *first.Ref)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +67,21 @@ func pngDataURI(t testing.TB, w, h int) string {
 }
 
 func (e *env) submitInputs(model string, inputs string) (*Job, error) {
-	return e.svc.Submit(context.Background(), SubmitRequest{Owner: e.owner, Model: model, Cost: 1, Inputs: json.RawMessage(inputs)})
+	e.t.Helper()
+	in, err := spec.DecodeInputs(model, json.RawMessage(inputs))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.svc.Submit(context.Background(), SubmitRequest{Owner: e.owner, Model: model, Cost: 1, Inputs: in})
+}
+
+// personInputs are inputs of tryon or prompt-tryon with the person image
+// uri.
+func personInputs(model, uri string) string {
+	if model == spec.ModelPromptTryOn {
+		return `{"personImage":"` + uri + `","prompt":"a red top"}`
+	}
+	return `{"personImage":"` + uri + `","garmentImage":"https://example.com/g.jpg"}`
 }
 
 func (e *env) inputsDir(id string) string {
@@ -83,21 +95,21 @@ func (e *env) inputsDir(id string) string {
 func TestInputsLeaveRedis(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
-		ok := &echo{name: "echo-ok", seen: make(chan image.Rectangle, 4)}
-		bad := &echo{name: "echo-fail", fail: "no person found", seen: make(chan image.Rectangle, 4)}
+		ok := &echo{name: spec.ModelTryOn, seen: make(chan image.Rectangle, 4)}
+		bad := &echo{name: spec.ModelPromptTryOn, fail: "no person found", seen: make(chan image.Rectangle, 4)}
 		e.worker(ok, bad)
 		ctx := context.Background()
 		uri := pngDataURI(t, 300, 200)
 		for _, p := range []*echo{ok, bad} {
-			j, err := e.submitInputs(p.name, `{"image":"`+uri+`","n":1}`)
+			j, err := e.submitInputs(p.name, personInputs(p.name, uri))
 			if err != nil {
 				t.Fatal(err)
 			}
-			stored, _ := e.svc.rdb.HGet(ctx, keyJob(j.ID), fInputs).Result()
+			stored, _ := e.svc.rdb.HGet(ctx, rdb.KeyJob(j.ID), rdb.FieldInputs).Result()
 			if terminal(e.mustGet(j.ID).Status) {
 				t.Fatal("job ended before the check")
 			}
-			if len(stored) > 200 || !strings.Contains(stored, `"blob:private/inputs/`+j.ID+`/`) || strings.Contains(stored, "base64") {
+			if len(stored) > 300 || !strings.Contains(stored, `"blob:private/inputs/`+j.ID+`/`) || strings.Contains(stored, "base64") {
 				t.Fatalf("job record inputs = %.200q, want a short blob reference", stored)
 			}
 			if got := <-p.seen; got != image.Rect(0, 0, 300, 200) {
@@ -109,12 +121,12 @@ func TestInputsLeaveRedis(t *testing.T) {
 				_, err := os.Stat(e.inputsDir(j.ID))
 				return os.IsNotExist(err)
 			})
-			if v, _ := e.svc.rdb.HGet(ctx, keyJob(j.ID), fInputs).Result(); v != "" {
+			if v, _ := e.svc.rdb.HGet(ctx, rdb.KeyJob(j.ID), rdb.FieldInputs).Result(); v != "" {
 				t.Errorf("%s: inputs still in the job record after the end", p.name)
 			}
 		}
 		eventually(t, "input quota released", func() bool {
-			n, _ := e.svc.rdb.Get(ctx, keyInputBytes(e.owner)).Int64()
+			n, _ := e.svc.rdb.Get(ctx, rdb.KeyInputBytes(e.owner)).Int64()
 			return n == 0
 		})
 		if code, _, _ := fetchURL(t, e.cdn.URL+"/cdn/private/inputs/x/y.png"); code != http.StatusNotFound {
@@ -129,14 +141,14 @@ func TestInputQuota(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		uri := pngDataURI(t, 400, 400) // ~160 kB
 		e := newEnv(t, addr, Options{InputQuota: 250_000})
-		p := newBlocking("hold", 1)
+		p := newBlocking(spec.ModelTryOn, 1)
 		defer p.Release()
 		e.worker(p)
-		first, err := e.submitInputs("hold", `{"image":"`+uri+`"}`)
+		first, err := e.submitInputs(spec.ModelTryOn, personInputs(spec.ModelTryOn, uri))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.submitInputs("hold", `{"image":"`+uri+`"}`)
+		_, err = e.submitInputs(spec.ModelTryOn, personInputs(spec.ModelTryOn, uri))
 		var qe *QuotaError
 		if !errors.As(err, &qe) || !errors.Is(err, ErrInputQuota) || qe.Quota != 250_000 {
 			t.Fatalf("second submission: %v, want a quota refusal", err)
@@ -157,7 +169,7 @@ func TestInputQuota(t *testing.T) {
 func TestGarbageSubmissionsRedisMemory(t *testing.T) {
 	addr := backends[0].start(t)
 	e := newEnv(t, addr, Options{})
-	e.worker(&failing{name: "garbage", msg: "inputs.personImage: content is not a JPEG, PNG or WEBP image"})
+	e.worker(&failing{name: spec.ModelTryOn, msg: "inputs.personImage: content is not a JPEG, PNG or WEBP image"})
 	ctx := context.Background()
 	used := func() int64 {
 		info, _ := e.svc.rdb.Info(ctx, "memory").Result()
@@ -169,7 +181,7 @@ func TestGarbageSubmissionsRedisMemory(t *testing.T) {
 	garbage := "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0x5a}, 4<<20))
 	var ids []string
 	for i := 0; i < 5; i++ {
-		j, err := e.submitInputs("garbage", `{"personImage":"`+garbage+`","garmentImage":"`+garbage+`"}`)
+		j, err := e.submitInputs(spec.ModelTryOn, `{"personImage":"`+garbage+`","garmentImage":"`+garbage+`"}`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,18 +340,18 @@ func TestCrashAccounting(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{MaxCrashes: 2})
 		ctx := context.Background()
-		advertise := func() { e.svc.rdb.ZAdd(ctx, keyServed("work"), redisZ(float64(nowMS()+60_000), "fake")) }
+		advertise := func() { e.svc.rdb.ZAdd(ctx, rdb.KeyServed("work"), redisZ(float64(nowMS()+60_000), "fake")) }
 		advertise()
 		poison := e.submit("work", 2, "")
 		healthy := e.submit("work", 3, "")
-		if info, err := e.svc.insp.GetTaskInfo(QueueName("work"), healthy.ID); err != nil || info.MaxRetry != taskMaxRetry {
+		if info, err := e.svc.insp.GetTaskInfo(rdb.QueueName("work"), healthy.ID); err != nil || info.MaxRetry != taskMaxRetry {
 			t.Fatalf("task max retry %+v %v, want %d", info, err, taskMaxRetry)
 		}
 		// poison died alone on two workers; healthy shared a dead worker
 		// with another job three times.
 		for i, w := range []string{"dead-1", "dead-2"} {
-			e.svc.rdb.SAdd(ctx, keyRunning(w), poison.ID)
-			e.svc.rdb.HSet(ctx, keyJob(poison.ID), "running", w)
+			e.svc.rdb.SAdd(ctx, rdb.KeyRunning(w), poison.ID)
+			e.svc.rdb.HSet(ctx, rdb.KeyJob(poison.ID), "running", w)
 			if i == 0 {
 				wk := &Worker{svc: e.svc, id: "probe", log: testLog()}
 				if ok, own, err := wk.claim(ctx, poison.ID, 2); !ok || own != 1 || err != nil {
@@ -349,15 +361,15 @@ func TestCrashAccounting(t *testing.T) {
 			}
 		}
 		for _, w := range []string{"dead-3", "dead-4", "dead-5"} {
-			e.svc.rdb.SAdd(ctx, keyRunning(w), healthy.ID, "some-other-job")
-			e.svc.rdb.HSet(ctx, keyJob(healthy.ID), "running", w)
+			e.svc.rdb.SAdd(ctx, rdb.KeyRunning(w), healthy.ID, "some-other-job")
+			e.svc.rdb.HSet(ctx, rdb.KeyJob(healthy.ID), "running", w)
 			wk := &Worker{svc: e.svc, id: "probe", log: testLog()}
 			if ok, own, err := wk.claim(ctx, healthy.ID, 2); !ok || own != 0 || err != nil {
 				t.Fatalf("claim after a shared crash: %v %d %v", ok, own, err)
 			}
 		}
-		e.svc.rdb.HSet(ctx, keyJob(healthy.ID), "running", "dead-5")
-		e.svc.rdb.ZRem(ctx, keyServed("work"), "fake")
+		e.svc.rdb.HSet(ctx, rdb.KeyJob(healthy.ID), "running", "dead-5")
+		e.svc.rdb.ZRem(ctx, rdb.KeyServed("work"), "fake")
 		e.worker(&gradient{name: "work", n: 1, w: 4, h: 4})
 		pj := e.waitTerminal(poison.ID)
 		if pj.Status != StatusError || pj.Error == nil || !strings.Contains(*pj.Error, "stopped the worker running it 2 times") {
@@ -369,7 +381,7 @@ func TestCrashAccounting(t *testing.T) {
 		if b := e.balance(); b != e.credits-3 {
 			t.Errorf("balance %d, want %d (poison refunded, healthy charged)", b, e.credits-3)
 		}
-		if v, _ := e.svc.rdb.HGet(ctx, keyJob(healthy.ID), "crashes").Int(); v != 4 {
+		if v, _ := e.svc.rdb.HGet(ctx, rdb.KeyJob(healthy.ID), "crashes").Int(); v != 4 {
 			t.Errorf("healthy job crashes = %d, want 4", v)
 		}
 	})
@@ -411,7 +423,7 @@ func TestStudioOpaquePath(t *testing.T) {
 		// A model stored before opaque ids: only the legacy file exists.
 		legacy := pipelines.SavedModel{ID: "33333333-3333-4333-8333-333333333333", Name: "old"}
 		rec, _ := json.Marshal(legacy)
-		e.svc.rdb.HSet(ctx, keyStudio(e.owner), legacy.ID, rec)
+		e.svc.rdb.HSet(ctx, rdb.KeyStudio(e.owner), legacy.ID, rec)
 		var buf bytes.Buffer
 		png.Encode(&buf, img)
 		if err := e.store.Put(ctx, legacyStudioKey(e.owner, legacy.ID), "image/png", &buf); err != nil {
@@ -423,69 +435,60 @@ func TestStudioOpaquePath(t *testing.T) {
 	})
 }
 
-// FuzzSpoolInputs: for any JSON object, spoolInputs returns valid JSON in
-// which every data URI string became a blob reference of the job and
-// nothing else changed.
+// FuzzSpoolInputs: for any inputs of a model, spoolInputs turns every data
+// URI image into a blob reference of the job, stores its bytes, and
+// changes nothing else.
 func FuzzSpoolInputs(f *testing.F) {
-	f.Add(`{"image":"data:image/png;base64,iVBORw0KGgo=","n":1}`)
-	f.Add(`{"poses":[{"type":"template","cdnUrl":"data:image/jpeg;base64,/9j/"},{"text":"data: not an image"}],"data:":"x"}`)
-	f.Add(`{"a":"DATA:image/png;base64,AAAA","b":"data:image/png;base64,AA\u0041A"}`)
+	f.Add(spec.ModelTryOn, `{"personImage":"data:image/png;base64,iVBORw0KGgo=","garmentImage":"https://x.test/g.png"}`)
+	f.Add(spec.ModelPoseControl, `{"modelImage":"u","poses":[{"type":"template","cdnUrl":"data:image/jpeg;base64,/9j/"},{"type":"custom","text":"data: not an image"}]}`)
+	f.Add(spec.ModelPromptTryOn, `{"personImage":"DATA:image/png;base64,AAAA","prompt":"data:image/png;base64,AAAA"}`)
 	st, err := storage.NewLocal(f.TempDir(), "http://cdn.test")
 	if err != nil {
 		f.Fatal(err)
 	}
 	s := &Service{store: st}
-	f.Fuzz(func(t *testing.T, in string) {
-		if !json.Valid([]byte(in)) || !strings.HasPrefix(strings.TrimSpace(in), "{") {
+	const id = "00000000-0000-4000-8000-000000000000"
+	f.Fuzz(func(t *testing.T, model, raw string) {
+		in, err := spec.DecodeInputs(model, json.RawMessage(raw))
+		if err != nil {
 			return
 		}
-		out, _, err := s.spoolInputs(context.Background(), "00000000-0000-4000-8000-000000000000", json.RawMessage(in))
+		before, _ := spec.Encode(in)
+		was := map[string]string{}
+		for _, im := range spec.Images(in) {
+			was[im.Field] = *im.Ref
+		}
+		n, err := s.spoolInputs(context.Background(), id, in)
 		if err != nil {
 			return // an invalid data URI payload: the API refuses those before
 		}
-		if !json.Valid(out) {
-			t.Fatalf("spool of %q gave invalid JSON %q", in, out)
+		var total int64
+		for _, im := range spec.Images(in) {
+			ref, old := *im.Ref, was[im.Field]
+			if !fetch.IsDataURI(old) {
+				if ref != old {
+					t.Fatalf("%s: %q became %q", im.Field, old, ref)
+				}
+				continue
+			}
+			key, ok := strings.CutPrefix(ref, blobRefPrefix+inputsFolder(id))
+			if !ok {
+				t.Fatalf("%s: data URI became %q, want a blob reference of the job", im.Field, ref)
+			}
+			fi, err := os.Stat(filepath.Join(st.Dir(), inputsFolder(id), key))
+			if err != nil {
+				t.Fatalf("%s: %v", im.Field, err)
+			}
+			total += fi.Size()
 		}
-		var a, b any
-		json.Unmarshal([]byte(in), &a)
-		json.Unmarshal(out, &b)
-		if !sameExceptRefs(a, b) {
-			t.Fatalf("spool of %q changed more than data URIs: %q", in, out)
+		if total != n {
+			t.Fatalf("spool reported %d bytes, the blobs hold %d", n, total)
+		}
+		after, _ := spec.Encode(in)
+		if len(was) == 0 && string(before) != string(after) {
+			t.Fatalf("inputs without images changed: %s -> %s", before, after)
 		}
 	})
-}
-
-// sameExceptRefs compares decoded JSON, allowing a raw data URI string in
-// a to be a blob reference in b.
-func sameExceptRefs(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			if !sameExceptRefs(v, y[k]) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !sameExceptRefs(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case string:
-		y, ok := b.(string)
-		return ok && (x == y || fetch.IsDataURI(x) && strings.HasPrefix(y, blobRefPrefix+"private/inputs/"))
-	}
-	return fmt.Sprint(a) == fmt.Sprint(b)
 }
 
 // eventually fails the test when cond does not hold within 5 s.

@@ -21,6 +21,7 @@ import (
 	"fashiond/internal/pipelinetest"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
+	"fashiond/spec"
 	"fashiond/storage"
 )
 
@@ -124,7 +125,7 @@ func (e *env) worker(ps ...pipelines.Pipeline) *Worker {
 func (e *env) submit(model string, cost int, hook string) *Job {
 	e.t.Helper()
 	j, err := e.svc.Submit(context.Background(), SubmitRequest{Owner: e.owner, Model: model, Cost: cost,
-		Inputs: []byte(`{"n":1}`), WebhookURL: hook})
+		Inputs: spec.NewInputs(model), WebhookURL: hook})
 	if err != nil {
 		e.t.Fatalf("Submit(%s): %v", model, err)
 	}
@@ -224,7 +225,7 @@ func (g *gradient) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 // video returns a minimal MP4 header (test double for image-to-video).
 type video struct{}
 
-func (video) Name() string { return ModelImageToVideo }
+func (video) Name() string { return spec.ModelImageToVideo }
 func (video) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
 	mp4 := append([]byte{0, 0, 0, 0x18}, []byte("ftypisom\x00\x00\x02\x00isomiso2")...)
 	return &pipelines.Result{Outputs: []pipelines.Output{{Video: mp4, Path: "reference", Method: "test"}}}, nil

@@ -1,22 +1,19 @@
 package jobs
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
 	"io"
 	"strings"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"fashiond/fetch"
 	"fashiond/pipelines"
+	"fashiond/spec"
 	"fashiond/storage"
 )
 
@@ -52,67 +49,29 @@ func (e *QuotaError) Unwrap() error { return ErrInputQuota }
 // inputsFolder is the blob folder of a job's input images.
 func inputsFolder(jobID string) string { return "private/inputs/" + jobID + "/" }
 
-func keyInputBytes(owner string) string { return keyPrefix + "input_bytes:" + owner }
-
-// spoolInputs writes the data URI images of inputs to the blob store and
-// returns the inputs with references in their place and the bytes stored.
-// The JSON is read in place (no copy of the images); each image is decoded
-// twice as a stream (hash, then store), so no decoded copy is held either.
-func (s *Service) spoolInputs(ctx context.Context, jobID string, inputs json.RawMessage) (json.RawMessage, int64, error) {
-	if !bytes.Contains(inputs, []byte(`"data:`)) && !bytes.Contains(inputs, []byte(`"DATA:`)) {
-		return inputs, 0, nil
+// spoolInputs writes the data URI images of in to the blob store, puts
+// "blob:<key>" references in their place (in in) and returns the bytes
+// stored. It reads the typed inputs: their image fields are the rule
+// table's (spec.Images); each image is decoded twice as a stream (hash,
+// then store), so no decoded copy is held. Inputs of a model outside the
+// spec (nil) have none.
+func (s *Service) spoolInputs(ctx context.Context, jobID string, in spec.Inputs) (int64, error) {
+	if in == nil {
+		return 0, nil
 	}
-	dec := jsontext.NewDecoder(bytes.NewBuffer(inputs))
-	var out bytes.Buffer
 	var stored int64
-	last := 0
-	for {
-		kind := dec.PeekKind()
-		if kind == 0 {
-			break
-		}
-		if kind != '"' || dec.StackDepth() == 0 || isName(dec) {
-			if _, err := dec.ReadToken(); err != nil {
-				return nil, 0, fmt.Errorf("jobs: inputs: %w", err)
-			}
+	for _, im := range spec.Images(in) {
+		if !fetch.IsDataURI(*im.Ref) {
 			continue
 		}
-		v, err := dec.ReadValue()
+		key, n, err := s.storeDataURI(ctx, jobID, *im.Ref)
 		if err != nil {
-			return nil, 0, fmt.Errorf("jobs: inputs: %w", err)
+			return 0, fmt.Errorf("%s: %w", im.Field, err)
 		}
-		end := int(dec.InputOffset())
-		start := end - len(v)
-		str := v[1 : len(v)-1]
-		if bytes.IndexByte(v, '\\') >= 0 {
-			if str, err = jsontext.AppendUnquote(nil, v); err != nil {
-				return nil, 0, fmt.Errorf("jobs: inputs: %w", err)
-			}
-		}
-		if len(str) < 5 || !fetch.IsDataURI(string(str[:5])) {
-			continue
-		}
-		key, n, err := s.storeDataURI(ctx, jobID, string(str))
-		if err != nil {
-			return nil, 0, err
-		}
-		if out.Len() == 0 {
-			out.Grow(len(inputs) / 16)
-		}
-		out.Write(inputs[last:start])
-		ref, _ := json.Marshal(blobRefPrefix + key)
-		out.Write(ref)
-		last = end
+		*im.Ref = blobRefPrefix + key
 		stored += n
 	}
-	out.Write(inputs[last:])
-	return out.Bytes(), stored, nil
-}
-
-// isName reports whether the next string token is an object member name.
-func isName(dec *jsontext.Decoder) bool {
-	k, n := dec.StackIndex(dec.StackDepth())
-	return k == '{' && n%2 == 0
+	return stored, nil
 }
 
 // storeDataURI stores the image of a data URI under the job's inputs
@@ -158,17 +117,6 @@ func inputExt(format string) string {
 	return ".bin"
 }
 
-// dropInputsScript returns a job's stored input bytes to its owner's quota
-// once. KEYS: job, owner's input bytes. Returns the bytes released.
-var dropInputsScript = `
-local n = tonumber(redis.call('HGET', KEYS[1], 'input_bytes') or '0')
-if n > 0 then
-  redis.call('HSET', KEYS[1], 'input_bytes', '0')
-  local left = redis.call('DECRBY', KEYS[2], n)
-  if left <= 0 then redis.call('DEL', KEYS[2]) end
-end
-return n`
-
 // dropInputs deletes a job's input images and releases their quota.
 // Idempotent; errors are logged (the expiry pass retries the delete).
 func (s *Service) dropInputs(ctx context.Context, id, owner string) {
@@ -178,23 +126,18 @@ func (s *Service) dropInputs(ctx context.Context, id, owner string) {
 	if owner == "" {
 		return
 	}
-	if err := s.rdb.Eval(ctx, dropInputsScript, []string{keyJob(id), keyInputBytes(owner)}).Err(); err != nil {
+	if err := s.db.ReleaseInputQuota(ctx, id, owner); err != nil {
 		s.log.Warn("release input quota", "job", id, "err", err)
 	}
 }
 
-// inputLoader resolves the blob references of a job's inputs and passes
-// every other reference (URLs, data URIs) to next.
+// inputLoader resolves the blob references of a job's inputs, handing
+// their bytes to next's Decode, and passes every other reference (URLs,
+// data URIs) to next.
 type inputLoader struct {
 	store storage.Store
 	jobID string
 	next  pipelines.ImageLoader
-}
-
-// byteDecoder is what fetch.Loader offers besides Load: decoding bytes
-// under its limits.
-type byteDecoder interface {
-	Decode(field string, data []byte) (image.Image, string, error)
 }
 
 func (l inputLoader) Load(ctx context.Context, field, ref string) (image.Image, error) {
@@ -217,13 +160,11 @@ func (l inputLoader) Load(ctx context.Context, field, ref string) (image.Image, 
 	if err != nil {
 		return nil, &pipelines.Error{Msg: field + ": the stored input image cannot be read", Transient: true, Err: err}
 	}
-	if d, ok := l.next.(byteDecoder); ok {
-		img, _, err := d.Decode(field, data)
-		return img, err
-	}
-	uri, err := fetch.EncodeDataURI(data)
-	if err != nil {
-		uri = "data:image/unknown;base64," + base64.StdEncoding.EncodeToString(data)
-	}
-	return l.next.Load(ctx, field, uri)
+	img, _, err := l.next.Decode(field, data)
+	return img, err
+}
+
+// Decode implements pipelines.ImageLoader.
+func (l inputLoader) Decode(field string, data []byte) (image.Image, string, error) {
+	return l.next.Decode(field, data)
 }

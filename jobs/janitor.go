@@ -10,6 +10,8 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+
+	"fashiond/jobs/internal/rdb"
 )
 
 // stuckAfter is how old a non-terminal job must be before the janitor looks
@@ -47,7 +49,7 @@ func (s *Service) Sweep(ctx context.Context) error {
 
 func (s *Service) expire(ctx context.Context) error {
 	for {
-		ids, err := s.rdb.ZRangeByScore(ctx, keyExpiry, &redis.ZRangeBy{
+		ids, err := s.rdb.ZRangeByScore(ctx, rdb.KeyExpiry, &redis.ZRangeBy{
 			Min: "-inf", Max: strconv.FormatInt(nowMS(), 10), Count: 200}).Result()
 		if err != nil {
 			return fmt.Errorf("expire: %w", err)
@@ -59,30 +61,30 @@ func (s *Service) expire(ctx context.Context) error {
 			if err := s.store.DeletePrefix(ctx, id+"/"); err != nil {
 				return fmt.Errorf("expire %s: outputs: %w", id, err) // retried next pass
 			}
-			owner, _ := s.rdb.HGet(ctx, keyJob(id), fOwner).Result()
+			owner, _ := s.rdb.HGet(ctx, rdb.KeyJob(id), rdb.FieldOwner).Result()
 			s.dropInputs(ctx, id, owner)
-			n, err := s.rdb.ZRem(ctx, keyExpiry, id).Result()
+			n, err := s.rdb.ZRem(ctx, rdb.KeyExpiry, id).Result()
 			if err != nil {
 				return fmt.Errorf("expire: %w", err)
 			}
 			if n == 0 {
 				continue // another janitor took it
 			}
-			model, _ := s.rdb.HGet(ctx, keyJob(id), fModel).Result()
+			model, _ := s.rdb.HGet(ctx, rdb.KeyJob(id), rdb.FieldModel).Result()
 			pipe := s.rdb.TxPipeline()
-			pipe.Del(ctx, keyJob(id))
-			pipe.ZRem(ctx, keyActive, id)
+			pipe.Del(ctx, rdb.KeyJob(id))
+			pipe.ZRem(ctx, rdb.KeyActive, id)
 			if owner != "" {
-				pipe.ZRem(ctx, keyOwnerJobs(owner), id)
-				pipe.SRem(ctx, keyInflight(owner), id)
+				pipe.ZRem(ctx, rdb.KeyOwnerJobs(owner), id)
+				pipe.SRem(ctx, rdb.KeyInflight(owner), id)
 			}
 			if _, err := pipe.Exec(ctx); err != nil {
 				return fmt.Errorf("expire %s: %w", id, err)
 			}
 			if model != "" {
-				s.deleteTask(QueueName(model), id)
+				s.deleteTask(rdb.QueueName(model), id)
 			}
-			s.deleteTask(WebhookQueue, "wh-"+id)
+			s.deleteTask(rdb.WebhookQueue, "wh-"+id)
 		}
 		if len(ids) < 200 {
 			return nil
@@ -99,7 +101,7 @@ func (s *Service) deleteTask(queue, id string) {
 }
 
 func (s *Service) unstick(ctx context.Context) error {
-	ids, err := s.rdb.ZRangeByScore(ctx, keyActive, &redis.ZRangeBy{
+	ids, err := s.rdb.ZRangeByScore(ctx, rdb.KeyActive, &redis.ZRangeBy{
 		Min: "-inf", Max: strconv.FormatInt(nowMS()-stuckAfter.Milliseconds(), 10), Count: 500}).Result()
 	if err != nil {
 		return fmt.Errorf("unstick: %w", err)
@@ -116,15 +118,15 @@ func (s *Service) unstick(ctx context.Context) error {
 func (s *Service) unstickOne(ctx context.Context, id string) error {
 	r, err := s.load(ctx, id)
 	if errors.Is(err, ErrNotFound) {
-		return s.rdb.ZRem(ctx, keyActive, id).Err()
+		return s.rdb.ZRem(ctx, rdb.KeyActive, id).Err()
 	}
 	if err != nil {
 		return err
 	}
 	if terminal(r.Status) {
-		return s.rdb.ZRem(ctx, keyActive, id).Err()
+		return s.rdb.ZRem(ctx, rdb.KeyActive, id).Err()
 	}
-	queue := QueueName(r.Model)
+	queue := rdb.QueueName(r.Model)
 	info, err := s.insp.GetTaskInfo(queue, id)
 	var msg string
 	switch {
@@ -153,7 +155,7 @@ func (s *Service) unstickOne(ctx context.Context, id string) error {
 		if time.Since(r.CreatedAt) < s.opts.UnservedTimeout {
 			return nil
 		}
-		score, err := s.rdb.ZScore(ctx, leaseKey(queue), id).Result()
+		score, err := s.db.LeaseScore(ctx, queue, id)
 		if err != nil || int64(score) >= time.Now().Add(30*time.Second-orphanAfter).Unix() {
 			return nil // no lease, or one still being extended
 		}

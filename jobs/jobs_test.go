@@ -27,6 +27,8 @@ import (
 	"fashiond/fetch"
 	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
+	"fashiond/jobs/internal/rdb"
+	"fashiond/spec"
 )
 
 func TestSubmitLifecycle(t *testing.T) {
@@ -41,10 +43,10 @@ func TestSubmitLifecycle(t *testing.T) {
 		w, h       int
 		wantMethod string
 	}{
-		{"tryon-two-jpegs", &gradient{name: ModelTryon, n: 2, w: 64, h: 48}, 2, StatusSucceeded, 2, "image/jpeg", false, 64, 48, "gradient"},
-		{"prompt-tryon-success", &gradient{name: ModelPromptTryon, n: 1, w: 40, h: 30}, 3, StatusSuccess, 1, "image/jpeg", false, 40, 30, "gradient"},
-		{"alpha-png", &gradient{name: ModelModelCreate, n: 1, w: 32, h: 32, alpha: true}, 1, StatusSucceeded, 1, "image/png", false, 32, 32, "gradient"},
-		{"angles-data-uri", &gradient{name: ModelAngles, n: 3, w: 24, h: 24, dataURI: true}, 3, StatusSucceeded, 3, "image/jpeg", true, 24, 24, "gradient"},
+		{"tryon-two-jpegs", &gradient{name: spec.ModelTryOn, n: 2, w: 64, h: 48}, 2, StatusSucceeded, 2, "image/jpeg", false, 64, 48, "gradient"},
+		{"prompt-tryon-success", &gradient{name: spec.ModelPromptTryOn, n: 1, w: 40, h: 30}, 3, StatusSuccess, 1, "image/jpeg", false, 40, 30, "gradient"},
+		{"alpha-png", &gradient{name: spec.ModelModelCreate, n: 1, w: 32, h: 32, alpha: true}, 1, StatusSucceeded, 1, "image/png", false, 32, 32, "gradient"},
+		{"angles-data-uri", &gradient{name: spec.ModelAngleGeneration, n: 3, w: 24, h: 24, dataURI: true}, 3, StatusSucceeded, 3, "image/jpeg", true, 24, 24, "gradient"},
 		{"video-mp4", video{}, 9, StatusSucceeded, 1, "video/mp4", false, 0, 0, "test"},
 	}
 	forBackends(t, func(t *testing.T, addr string) {
@@ -201,7 +203,7 @@ func TestErrorRefund(t *testing.T) {
 func TestInsufficientCredits(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
-		e.worker(&gradient{name: ModelTryon, n: 1, w: 8, h: 8})
+		e.worker(&gradient{name: spec.ModelTryOn, n: 1, w: 8, h: 8})
 		ctx := context.Background()
 		poor, err := e.svc.CreateKey(ctx, "poor", 2)
 		if err != nil {
@@ -219,8 +221,8 @@ func TestInsufficientCredits(t *testing.T) {
 			{0, true, 0},
 		}
 		for _, tc := range tests {
-			jobsBefore := countKeys(t, e, keyJobPrefix+"*")
-			j, err := e.svc.Submit(ctx, SubmitRequest{Owner: owner, Model: ModelTryon, Cost: tc.cost})
+			jobsBefore := countKeys(t, e, rdb.KeyJobPrefix+"*")
+			j, err := e.svc.Submit(ctx, SubmitRequest{Owner: owner, Model: spec.ModelTryOn, Cost: tc.cost, Inputs: &spec.TryOnInputs{}})
 			if tc.ok != (err == nil) {
 				t.Fatalf("cost %d: err %v, want ok=%v", tc.cost, err, tc.ok)
 			}
@@ -229,7 +231,7 @@ func TestInsufficientCredits(t *testing.T) {
 				if !errors.As(err, &ce) || !errors.Is(err, ErrInsufficientCredits) || ce.Cost != tc.cost || ce.Balance != tc.balance {
 					t.Errorf("cost %d: err %#v, want CreditsError{%d %d}", tc.cost, err, tc.balance, tc.cost)
 				}
-				if n := countKeys(t, e, keyJobPrefix+"*"); n != jobsBefore {
+				if n := countKeys(t, e, rdb.KeyJobPrefix+"*"); n != jobsBefore {
 					t.Errorf("cost %d: %d job records, want %d (no job)", tc.cost, n, jobsBefore)
 				}
 			} else if j.Credits != tc.cost {
@@ -258,14 +260,14 @@ func TestModelUnavailable(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
 		ctx := context.Background()
-		req := SubmitRequest{Owner: e.owner, Model: ModelPoseControl, Cost: 1}
+		req := SubmitRequest{Owner: e.owner, Model: spec.ModelPoseControl, Cost: 1, Inputs: &spec.PoseControlInputs{}}
 		if _, err := e.svc.Submit(ctx, req); !errors.Is(err, ErrModelUnavailable) {
 			t.Fatalf("no worker: err %v, want ErrModelUnavailable", err)
 		}
 		if b := e.balance(); b != e.credits {
 			t.Errorf("balance %d after a 503, want %d", b, e.credits)
 		}
-		w := e.worker(&gradient{name: ModelPoseControl, n: 1, w: 8, h: 8})
+		w := e.worker(&gradient{name: spec.ModelPoseControl, n: 1, w: 8, h: 8})
 		j, err := e.svc.Submit(ctx, req)
 		if err != nil {
 			t.Fatalf("with a worker: %v", err)
@@ -278,12 +280,12 @@ func TestModelUnavailable(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range ms {
-			want := m.Name == ModelPoseControl
+			want := m.Name == spec.ModelPoseControl
 			if m.Served != want || (want && m.Workers != 1) {
 				t.Errorf("model %s: served=%v workers=%d, want served=%v", m.Name, m.Served, m.Workers, want)
 			}
 		}
-		if len(ms) != len(Catalogue) || ms[6].Name != ModelImageToVideo || ms[6].Lifecycle != "experimental" {
+		if len(ms) != len(Catalogue) || ms[6].Name != spec.ModelImageToVideo || ms[6].Lifecycle != "experimental" {
 			t.Errorf("models %+v, want the catalogue", ms)
 		}
 		w.Shutdown()
@@ -297,8 +299,8 @@ func TestKeysAndIsolation(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
 		ctx := context.Background()
-		e.worker(&gradient{name: ModelTryon, n: 1, w: 8, h: 8})
-		j := e.submit(ModelTryon, 1, "")
+		e.worker(&gradient{name: spec.ModelTryOn, n: 1, w: 8, h: 8})
+		j := e.submit(spec.ModelTryOn, 1, "")
 		e.waitTerminal(j.ID)
 		other, _ := e.svc.CreateKey(ctx, "other", 10)
 		tests := []struct {
@@ -332,7 +334,7 @@ func TestKeysAndIsolation(t *testing.T) {
 				t.Errorf("raw key stored in Redis key %s", k)
 			}
 		}
-		if v, _ := e.svc.rdb.HGetAll(ctx, keyKeys).Result(); strings.Contains(mapString(v), e.key) {
+		if v, _ := e.svc.rdb.HGetAll(ctx, rdb.KeyAPIKeys).Result(); strings.Contains(mapString(v), e.key) {
 			t.Error("raw key stored in the key records")
 		}
 		// Provisioning is idempotent: a restart does not add credits.
@@ -343,7 +345,7 @@ func TestKeysAndIsolation(t *testing.T) {
 				t.Errorf("ProvisionKey #%d: created=%v err=%v, want %v", i, created, err, want)
 			}
 		}
-		if _, err := e.svc.Submit(ctx, SubmitRequest{Owner: OwnerOf(raw), Model: ModelTryon, Cost: 20}); err != nil {
+		if _, err := e.svc.Submit(ctx, SubmitRequest{Owner: OwnerOf(raw), Model: spec.ModelTryOn, Cost: 20, Inputs: &spec.TryOnInputs{}}); err != nil {
 			t.Fatal(err)
 		}
 		e.svc.ProvisionKey(ctx, raw, 50)
@@ -396,8 +398,8 @@ func TestProgress(t *testing.T) {
 func TestRetention(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{Retention: 1500 * time.Millisecond})
-		e.worker(&gradient{name: ModelTryon, n: 2, w: 8, h: 8})
-		j := e.submit(ModelTryon, 1, "")
+		e.worker(&gradient{name: spec.ModelTryOn, n: 2, w: 8, h: 8})
+		j := e.submit(spec.ModelTryOn, 1, "")
 		done := e.waitTerminal(j.ID)
 		if code, _, _ := fetchURL(t, done.Output[0]); code != 200 {
 			t.Fatalf("output not served before expiry: %d", code)
@@ -417,10 +419,10 @@ func TestRetention(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(e.store.Dir(), j.ID)); !os.IsNotExist(err) {
 			t.Errorf("output folder still exists: %v", err)
 		}
-		if n := countKeys(t, e, keyJob(j.ID)); n != 0 {
+		if n := countKeys(t, e, rdb.KeyJob(j.ID)); n != 0 {
 			t.Errorf("job record still in Redis")
 		}
-		if n, _ := e.svc.rdb.ZCard(context.Background(), keyExpiry).Result(); n != 0 {
+		if n, _ := e.svc.rdb.ZCard(context.Background(), rdb.KeyExpiry).Result(); n != 0 {
 			t.Errorf("expiry index holds %d entries", n)
 		}
 	})
@@ -463,12 +465,12 @@ func TestWebhook(t *testing.T) {
 		rc := &receiver{codes: []int{500}}
 		hook := httptest.NewServer(rc)
 		defer hook.Close()
-		e.worker(&gradient{name: ModelTryon, n: 1, w: 8, h: 8}, &failing{name: "fail", msg: "no garment found"})
+		e.worker(&gradient{name: spec.ModelTryOn, n: 1, w: 8, h: 8}, &failing{name: "fail", msg: "no garment found"})
 		tests := []struct {
 			model, status string
 			attempts      int
 		}{
-			{ModelTryon, StatusSucceeded, 2}, // first answer 500, retried
+			{spec.ModelTryOn, StatusSucceeded, 2}, // first answer 500, retried
 			{"fail", StatusError, 1},
 		}
 		for _, tc := range tests {
@@ -655,7 +657,7 @@ func TestShutdownRequeues(t *testing.T) {
 		if r.Status != StatusStarting {
 			t.Fatalf("interrupted job is %q, want starting", r.Status)
 		}
-		info, err := e.svc.insp.GetTaskInfo(QueueName("block"), j.ID)
+		info, err := e.svc.insp.GetTaskInfo(rdb.QueueName("block"), j.ID)
 		if err != nil || info.State != asynq.TaskStatePending {
 			t.Fatalf("task %+v %v, want pending", info, err)
 		}
@@ -676,28 +678,28 @@ func TestUnstick(t *testing.T) {
 		w := e.worker(&gradient{name: "gone", n: 1, w: 8, h: 8})
 		w.Shutdown()
 		// Make "gone" look live for the submissions only.
-		advertise := func() { e.svc.rdb.ZAdd(ctx, keyServed("gone"), redisZ(float64(nowMS()), "fake")) }
+		advertise := func() { e.svc.rdb.ZAdd(ctx, rdb.KeyServed("gone"), redisZ(float64(nowMS()), "fake")) }
 		advertise()
 		archived := e.submit("gone", 4, "")
 		unserved := e.submit("gone", 3, "")
 		orphan := e.submit("gone", 2, "")
-		e.svc.rdb.ZRem(ctx, keyServed("gone"), "fake")
-		if err := e.svc.insp.ArchiveTask(QueueName("gone"), archived.ID); err != nil {
+		e.svc.rdb.ZRem(ctx, rdb.KeyServed("gone"), "fake")
+		if err := e.svc.insp.ArchiveTask(rdb.QueueName("gone"), archived.ID); err != nil {
 			t.Fatal(err)
 		}
 		// orphan: dequeued by a worker that died (asynq v0.26's layout:
 		// the task leaves the pending list for the active list and gets a
 		// lease; its lease was last extended a minute ago).
-		q := QueueName("gone")
-		e.svc.rdb.LRem(ctx, "asynq:{"+q+"}:pending", 0, orphan.ID)
-		e.svc.rdb.LPush(ctx, "asynq:{"+q+"}:active", orphan.ID)
-		e.svc.rdb.HSet(ctx, "asynq:{"+q+"}:t:"+orphan.ID, "state", "active")
-		e.svc.rdb.ZAdd(ctx, leaseKey(q), redisZ(float64(time.Now().Add(-30*time.Second).Unix()), orphan.ID))
+		q := rdb.QueueName("gone")
+		e.svc.rdb.LRem(ctx, rdb.PendingKey(q), 0, orphan.ID)
+		e.svc.rdb.LPush(ctx, rdb.ActiveKey(q), orphan.ID)
+		e.svc.rdb.HSet(ctx, rdb.TaskKey(q, orphan.ID), "state", "active")
+		e.svc.rdb.ZAdd(ctx, rdb.LeaseKey(q), redisZ(float64(time.Now().Add(-30*time.Second).Unix()), orphan.ID))
 		if info, err := e.svc.insp.GetTaskInfo(q, orphan.ID); err != nil || info.State != asynq.TaskStateActive {
 			t.Fatalf("simulated orphan: %+v %v", info, err)
 		}
 		for _, id := range []string{archived.ID, unserved.ID, orphan.ID} {
-			e.svc.rdb.ZAdd(ctx, keyActive, redisZ(0, id)) // make them old
+			e.svc.rdb.ZAdd(ctx, rdb.KeyActive, redisZ(0, id)) // make them old
 		}
 		for i := 0; i < 2; i++ { // twice: the second pass changes nothing
 			if err := e.svc.Sweep(ctx); err != nil {

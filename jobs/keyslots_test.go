@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"fashiond/jobs/internal/rdb"
 	"fashiond/jobs/redistest"
 )
 
@@ -64,7 +65,7 @@ func TestKeySlot(t *testing.T) {
 		{"foo{}{bar}", keySlot("foo{}{bar}")}, // empty tag: the whole key
 		{"foo{{bar}}zap", keySlot("{bar")},
 		{"foo{bar}{zap}", keySlot("bar")},
-		{keyJob("0b5c3a2e-8f4e-4d1b-9a7c-2f3e4d5c6b7a"), keySlot("fashiond")},
+		{rdb.KeyJob("0b5c3a2e-8f4e-4d1b-9a7c-2f3e4d5c6b7a"), keySlot("fashiond")},
 	}
 	for _, tc := range tests {
 		if got := keySlot(tc.key); got != tc.slot {
@@ -160,12 +161,6 @@ func strArg(a any) string {
 	}
 }
 
-// scriptSHA is the SHA-1 redis.Script sends for a body.
-func scriptSHA(body string) string {
-	h := sha1.Sum([]byte(body))
-	return hex.EncodeToString(h[:])
-}
-
 // TestScriptsOneSlot runs the service's whole job flow (keys, credits,
 // submissions that succeed, fail, are cancelled and deleted, idempotency,
 // rate limits) on a real redis-server through a client that records every
@@ -177,22 +172,20 @@ func scriptSHA(body string) string {
 func TestScriptsOneSlot(t *testing.T) {
 	ctx := context.Background()
 	addr := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { rdb.Close() })
+	rc := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { rc.Close() })
 	wire := &wireLog{}
-	rdb.AddHook(wire)
-	e := newEnv(t, addr, Options{Redis: rdb})
+	rc.AddHook(wire)
+	e := newEnv(t, addr, Options{Redis: rc})
 	runJobFlow(t, ctx, e)
 
-	want := map[string]string{
-		"submit": submitScript.Hash(), "succeed": succeedScript.Hash(), "refund (fail, cancel)": failScript.Hash(),
-		"claim": claimScript.Hash(), "endAttempt": endAttemptScript.Hash(), "progress": progressScript.Hash(),
-		"promote": promoteScript.Hash(), "rate": rateScript.Hash(), "provision": provisionScript.Hash(),
-		"addCredits": addCreditsScript.Hash(), "idemRelease": idemReleaseScript.Hash(), "delete": deleteScript.Hash(),
-		"dropInputs": scriptSHA(dropInputsScript), "migration lock release": releaseScript.Hash(),
-	}
+	// rollback runs only when an enqueue fails (its keys are a subset of
+	// submit's, checked below); expireLease's one key is asynq's.
+	want := rdb.Scripts()
+	delete(want, "rollback")
+	delete(want, "expireLease")
 	seen := map[string]bool{}
-	tagSlot := keySlot(keyPrefix)
+	tagSlot := keySlot(rdb.Prefix)
 	wire.mu.Lock()
 	defer wire.mu.Unlock()
 	for _, c := range wire.calls {
@@ -219,11 +212,9 @@ func TestScriptsOneSlot(t *testing.T) {
 	if !seen["multi"] {
 		t.Error("no MULTI block ran in the flow")
 	}
-	// rollbackScript only runs when an enqueue fails; its keys are a
-	// subset of submitScript's (checked above), listed here by hand.
-	req := SubmitRequest{Owner: e.owner, Model: "m", IdempotencyKey: "k"}
-	k := submitKeys(req, "0b5c3a2e-8f4e-4d1b-9a7c-2f3e4d5c6b7a")
-	for _, key := range []string{k[0], k[1], k[2], k[3], k[4], k[7], k[8], k[9], k[6]} {
+	// Rollback touches a subset of Submit's keys.
+	sub := rdb.Submission{Job: rdb.NewJob{ID: "0b5c3a2e-8f4e-4d1b-9a7c-2f3e4d5c6b7a", Owner: e.owner, Model: "m"}, IdempotencyKey: "k"}
+	for _, key := range sub.Keys() {
 		if keySlot(key) != tagSlot {
 			t.Errorf("rollback key %q is in slot %d, not %d", key, keySlot(key), tagSlot)
 		}
@@ -236,13 +227,13 @@ var keyLike = regexp.MustCompile(`^\{[^{}"]*\}:`)
 // looksLikeKey reports whether a script argument is a key name or prefix
 // (of the current layout, or of the old one, "fashiond:…").
 func looksLikeKey(a string) bool {
-	return keyLike.MatchString(a) || strings.HasPrefix(a, legacyPrefix)
+	return keyLike.MatchString(a) || strings.HasPrefix(a, rdb.LegacyPrefix)
 }
 
 // allAsynq reports whether every key is one of asynq's.
 func allAsynq(keys []string) bool {
 	for _, k := range keys {
-		if !strings.HasPrefix(k, "asynq:") {
+		if !strings.HasPrefix(k, rdb.AsynqKeyPrefix) {
 			return false
 		}
 	}
@@ -285,7 +276,7 @@ func runJobFlow(t *testing.T, ctx context.Context, e *env) {
 		t.Fatal(err)
 	}
 	_, err = e.svc.Submit(ctx, SubmitRequest{Owner: e.owner, Model: "draw", Cost: 1 << 20,
-		IdempotencyKey: "order-1", Fingerprint: "f", Inputs: []byte(`{}`)})
+		IdempotencyKey: "order-1", Fingerprint: "f"})
 	var ce *CreditsError
 	if !errors.As(err, &ce) {
 		t.Fatalf("an unaffordable submission: %v, want a CreditsError", err)

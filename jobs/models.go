@@ -10,18 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"fashiond/jobs/internal/rdb"
 	"fashiond/spec"
-)
-
-// The spec's model names (package spec is their home).
-const (
-	ModelPromptTryon    = spec.ModelPromptTryOn
-	ModelPoseControl    = spec.ModelPoseControl
-	ModelModelCreate    = spec.ModelModelCreate
-	ModelProductToModel = spec.ModelProductToModel
-	ModelAngles         = spec.ModelAngleGeneration
-	ModelTryon          = spec.ModelTryOn
-	ModelImageToVideo   = spec.ModelImageToVideo
 )
 
 // Catalogue lists the spec's models in spec order with their lifecycle.
@@ -45,9 +35,9 @@ func SuccessStatus(model string) string { return spec.SuccessStatus(model) }
 // holds the image slots.
 func Priority(model string) int {
 	switch model {
-	case ModelImageToVideo:
+	case spec.ModelImageToVideo:
 		return 2
-	case ModelTryon, ModelPromptTryon, ModelProductToModel:
+	case spec.ModelTryOn, spec.ModelPromptTryOn, spec.ModelProductToModel:
 		return 6
 	default:
 		return 5
@@ -55,12 +45,12 @@ func Priority(model string) int {
 }
 
 // isVideo tells which worker server consumes a model's queue.
-func isVideo(model string) bool { return model == ModelImageToVideo }
+func isVideo(model string) bool { return model == spec.ModelImageToVideo }
 
 // liveWorkers counts workers whose last heartbeat for model is recent.
 func (s *Service) liveWorkers(ctx context.Context, model string) (int, error) {
 	min := strconv.FormatInt(nowMS()-HeartbeatTTL.Milliseconds(), 10)
-	n, err := s.rdb.ZCount(ctx, keyServed(model), min, "+inf").Result()
+	n, err := s.rdb.ZCount(ctx, rdb.KeyServed(model), min, "+inf").Result()
 	if err != nil {
 		return 0, fmt.Errorf("jobs: worker heartbeats: %w", err)
 	}
@@ -70,7 +60,7 @@ func (s *Service) liveWorkers(ctx context.Context, model string) (int, error) {
 // Models lists the spec's models, then any other model a worker has
 // advertised, each with the number of live workers serving it.
 func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
-	known, err := s.rdb.SMembers(ctx, keyModels).Result()
+	known, err := s.rdb.SMembers(ctx, rdb.KeyModels).Result()
 	if err != nil {
 		return nil, fmt.Errorf("jobs: models: %w", err)
 	}
@@ -90,7 +80,7 @@ func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
 	pipe := s.rdb.Pipeline()
 	counts := make([]interface{ Val() int64 }, len(out))
 	for i, m := range out {
-		counts[i] = pipe.ZCount(ctx, keyServed(m.Name), min, "+inf")
+		counts[i] = pipe.ZCount(ctx, rdb.KeyServed(m.Name), min, "+inf")
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("jobs: models: %w", err)
@@ -108,13 +98,13 @@ func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
 // addGenerative fills each model's stages and devices from the live
 // workers' info.
 func (s *Service) addGenerative(ctx context.Context, out []ModelInfo, min string) error {
-	ids, err := s.rdb.ZRangeByScore(ctx, keyWorkers, &redis.ZRangeBy{Min: min, Max: "+inf"}).Result()
+	ids, err := s.rdb.ZRangeByScore(ctx, rdb.KeyWorkers, &redis.ZRangeBy{Min: min, Max: "+inf"}).Result()
 	if err != nil {
 		return fmt.Errorf("jobs: models: %w", err)
 	}
 	gen, devs := map[string][]string{}, map[string][]string{}
 	for _, id := range ids {
-		raw, err := s.rdb.Get(ctx, keyWorker(id)).Bytes()
+		raw, err := s.rdb.Get(ctx, rdb.KeyWorker(id)).Bytes()
 		if err != nil {
 			continue // the worker's info expired or it never advertised
 		}

@@ -15,6 +15,7 @@ import (
 	"fashiond/internal/pipelinetest"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
+	"fashiond/spec"
 )
 
 // recObserver counts what a worker observes.
@@ -78,7 +79,7 @@ func TestWorkerObserver(t *testing.T) {
 	e := newEnv(t, redistest.Start(t), Options{})
 	obs := newRecObserver()
 	w, err := NewWorker(e.svc, pipelines.NewRegistry(
-		&gradient{name: ModelTryon, n: 2, w: 8, h: 8},
+		&gradient{name: spec.ModelTryOn, n: 2, w: 8, h: 8},
 		&failing{name: "fail", msg: "no garment found"},
 		&failing{name: "flaky", msg: "busy", transient: true, okFrom: 2},
 	), pipelinetest.Loader{}, WorkerOptions{Concurrency: 2, ShutdownTimeout: 3 * time.Second, Log: testLog(), Observer: obs})
@@ -95,9 +96,9 @@ func TestWorkerObserver(t *testing.T) {
 		return s.URL
 	}
 	ids := []string{
-		e.submit(ModelTryon, 1, answer(http.StatusOK)).ID,
-		e.submit(ModelTryon, 1, answer(http.StatusGone)).ID,
-		e.submit(ModelTryon, 1, answer(http.StatusInternalServerError)).ID,
+		e.submit(spec.ModelTryOn, 1, answer(http.StatusOK)).ID,
+		e.submit(spec.ModelTryOn, 1, answer(http.StatusGone)).ID,
+		e.submit(spec.ModelTryOn, 1, answer(http.StatusInternalServerError)).ID,
 		e.submit("fail", 1, "").ID,
 		e.submit("flaky", 1, "").ID,
 	}
@@ -117,10 +118,10 @@ func TestWorkerObserver(t *testing.T) {
 		name      string
 		got, want map[string]int
 	}{
-		{"queue waits", obs.waits, map[string]int{ModelTryon: 3, "fail": 1, "flaky": 1}},
-		{"job outcomes", obs.jobs, map[string]int{ModelTryon + "/" + OutcomeSucceeded: 3, "fail/" + OutcomeFailed: 1,
+		{"queue waits", obs.waits, map[string]int{spec.ModelTryOn: 3, "fail": 1, "flaky": 1}},
+		{"job outcomes", obs.jobs, map[string]int{spec.ModelTryOn + "/" + OutcomeSucceeded: 3, "fail/" + OutcomeFailed: 1,
 			"flaky/" + OutcomeRetry: 1, "flaky/" + OutcomeSucceeded: 1}},
-		{"stages", obs.stages, map[string]int{ModelTryon + "/draw": 3, ModelTryon + "/" + stageStore: 3,
+		{"stages", obs.stages, map[string]int{spec.ModelTryOn + "/draw": 3, spec.ModelTryOn + "/" + stageStore: 3,
 			"flaky/draw": 1, "flaky/" + stageStore: 1}},
 		{"webhooks", obs.hooks, wantHooks},
 	}

@@ -12,6 +12,8 @@ import (
 	"fashiond/internal/s3test"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
+	"fashiond/jobs/internal/rdb"
+	"fashiond/spec"
 	"fashiond/storage"
 )
 
@@ -41,7 +43,7 @@ func TestPresignAtRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	owner := OwnerOf(key)
-	w, err := NewWorker(svc, pipelines.NewRegistry(&gradient{name: ModelTryon, n: 1, w: 8, h: 8}), pipelinetest.Loader{},
+	w, err := NewWorker(svc, pipelines.NewRegistry(&gradient{name: spec.ModelTryOn, n: 1, w: 8, h: 8}), pipelinetest.Loader{},
 		WorkerOptions{ShutdownTimeout: time.Second, Log: testLog()})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +52,7 @@ func TestPresignAtRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Shutdown()
-	j, err := svc.Submit(ctx, SubmitRequest{Owner: owner, Model: ModelTryon, Cost: 1, Inputs: []byte(`{}`)})
+	j, err := svc.Submit(ctx, SubmitRequest{Owner: owner, Model: spec.ModelTryOn, Cost: 1, Inputs: &spec.TryOnInputs{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestPresignAtRead(t *testing.T) {
 			t.Fatalf("fresh URL %s: %d, want a presigned URL that works", u, code)
 		}
 	}
-	raw, _ := svc.rdb.HGet(ctx, keyJob(j.ID), fOutput).Result()
+	raw, _ := svc.rdb.HGet(ctx, rdb.KeyJob(j.ID), rdb.FieldOutput).Result()
 	if raw != `["`+blobRef+OutputKey(j.ID, 0, "jpg")+`"]` {
 		t.Errorf("record output %s, want the blob key", raw)
 	}

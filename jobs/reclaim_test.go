@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"fashiond/jobs/internal/rdb"
+	"fashiond/spec"
 )
 
 // TestReclaimSparesLiveRunner: a task whose asynq lease went stale is
@@ -14,8 +17,8 @@ func TestReclaimSparesLiveRunner(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
 		ctx := context.Background()
-		rdb := e.svc.Redis()
-		lease := leaseKey(QueueName(ModelTryon))
+		rc := e.svc.Redis()
+		lease := rdb.LeaseKey(rdb.QueueName(spec.ModelTryOn))
 		stale := time.Now().Add(-time.Hour).Unix()
 		cases := []struct {
 			id, runner string
@@ -27,19 +30,19 @@ func TestReclaimSparesLiveRunner(t *testing.T) {
 			{"job-none", "w-gone", 0, true},
 		}
 		for _, c := range cases {
-			must(t, rdb.ZAdd(ctx, lease, redisZ(float64(stale), c.id)).Err())
-			must(t, rdb.HSet(ctx, keyJobPrefix+c.id, fRunner, c.runner).Err())
+			must(t, rc.ZAdd(ctx, lease, redisZ(float64(stale), c.id)).Err())
+			must(t, rc.HSet(ctx, rdb.KeyJobPrefix+c.id, rdb.FieldRunner, c.runner).Err())
 			if c.beat != 0 {
-				must(t, rdb.ZAdd(ctx, keyWorkers, redisZ(float64(c.beat), c.runner)).Err())
+				must(t, rc.ZAdd(ctx, rdb.KeyWorkers, redisZ(float64(c.beat), c.runner)).Err())
 			}
 		}
 		// A worker that is not started: reclaim is called by hand once.
-		w := &Worker{svc: e.svc, models: []string{ModelTryon}, log: testLog()}
-		if got := w.reclaim(ctx); len(got) != 1 || got[0] != QueueName(ModelTryon) {
-			t.Errorf("reclaim reported queues %v, want [%s]", got, QueueName(ModelTryon))
+		w := &Worker{svc: e.svc, models: []string{spec.ModelTryOn}, log: testLog()}
+		if got := w.reclaim(ctx); len(got) != 1 || got[0] != rdb.QueueName(spec.ModelTryOn) {
+			t.Errorf("reclaim reported queues %v, want [%s]", got, rdb.QueueName(spec.ModelTryOn))
 		}
 		for _, c := range cases {
-			score, err := rdb.ZScore(ctx, lease, c.id).Result()
+			score, err := rc.ZScore(ctx, lease, c.id).Result()
 			if err != nil {
 				t.Fatal(err)
 			}

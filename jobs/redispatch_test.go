@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/hibiken/asynq"
+
+	"fashiond/jobs/internal/rdb"
 )
 
 // TestReplayRedispatchesLostTask: a job whose record survived but whose
@@ -18,14 +20,14 @@ func TestReplayRedispatchesLostTask(t *testing.T) {
 		e := newEnv(t, addr, Options{})
 		e.advertise("work")
 		ctx := context.Background()
-		req := SubmitRequest{Owner: e.owner, Model: "work", Cost: 1, Inputs: []byte(`{"n":1}`),
+		req := SubmitRequest{Owner: e.owner, Model: "work", Cost: 1,
 			IdempotencyKey: "lost-task", Fingerprint: Fingerprint([]byte("work"), []byte(`{"n":1}`))}
 		j, err := e.svc.Submit(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		insp := asynq.NewInspectorFromRedisClient(e.svc.Redis())
-		queue := QueueName("work")
+		queue := rdb.QueueName("work")
 		if _, err := insp.GetTaskInfo(queue, j.ID); err != nil {
 			t.Fatalf("the submitted job has no task: %v", err)
 		}

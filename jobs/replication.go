@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"fashiond/jobs/internal/rdb"
 )
 
 // ErrNotReplicated: a submission or cancellation was written to the Redis
@@ -58,12 +60,9 @@ func (e *ReplicasError) Is(target error) bool { return target == ErrReplicasOffl
 // counts the replicas that acknowledged its connection's last write, and
 // the replication stream is ordered, so a replica that has the probe has
 // every write made before it, on any connection.
-const keyReplProbe = keyPrefix + "repl_probe"
+const keyReplProbe = rdb.KeyReplProbe
 
-// keyQueueProbe is the probe of a model queue's shard on a Redis
-// Cluster: asynq keeps a queue's keys under the hash tag {<queue>}, so
-// this key lies in their slot, on the master that took the job's task.
-func keyQueueProbe(queue string) string { return "{" + queue + "}:repl_probe" }
+func keyQueueProbe(queue string) string { return rdb.KeyQueueProbe(queue) }
 
 // masterProbe is one master a write goes to and the probe key WAIT writes
 // there.

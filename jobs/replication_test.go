@@ -48,7 +48,7 @@ func TestSubmitAwaitsReplica(t *testing.T) {
 	e := newEnv(t, "redis://127.0.0.1:"+strconv.Itoa(port), Options{})
 	e.svc.waitReplicas, e.svc.waitTimeout = 1, 500*time.Millisecond
 	e.advertise("work")
-	req := SubmitRequest{Owner: e.owner, Model: "work", Cost: 3, Inputs: []byte(`{"n":1}`)}
+	req := SubmitRequest{Owner: e.owner, Model: "work", Cost: 3}
 
 	t0 := time.Now()
 	_, err := e.svc.Submit(ctx, req)

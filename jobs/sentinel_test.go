@@ -255,7 +255,7 @@ func (tr *trickle) submit(key string) submission {
 		ctx, cancel := context.WithTimeout(context.Background(), sentinelAttemptLimit)
 		t0 := time.Now()
 		j, err := tr.e.svc.Submit(ctx, SubmitRequest{Owner: tr.e.owner, Model: "draw", Cost: 1,
-			Inputs: []byte(`{"n":1}`), IdempotencyKey: key, Fingerprint: key})
+			IdempotencyKey: key, Fingerprint: key})
 		cancel()
 		s.at, s.err = time.Now(), err
 		if err == nil {

@@ -15,7 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"fashiond/fetch"
+	"fashiond/jobs/internal/rdb"
 	"fashiond/redisconn"
+	"fashiond/spec"
 	"fashiond/storage"
 )
 
@@ -124,6 +126,7 @@ type Options struct {
 // and pipelines.Studio (for the pipelines), and is the base of a Worker.
 type Service struct {
 	rdb       redis.UniversalClient
+	db        *rdb.DB // the Redis layer over rdb
 	ownsRedis bool
 	// waitReplicas and waitTimeout: the WAIT after submissions and
 	// cancellations (redisconn.Spec; 0 without a Sentinel URL's
@@ -200,12 +203,13 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		s.rdb, s.ownsRedis = spec.NewClient(), true
 		s.waitReplicas, s.waitTimeout = spec.WaitReplicas, spec.WaitTimeout
 	}
+	s.db = rdb.New(s.rdb)
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		s.closeRedis()
 		return nil, fmt.Errorf("jobs: redis: %w", err)
 	}
 	s.checkEviction(ctx)
-	if err := s.migrateKeys(ctx); err != nil {
+	if err := s.db.MigrateKeys(ctx, s.log); err != nil {
 		s.closeRedis()
 		return nil, err
 	}
@@ -347,14 +351,14 @@ func (s *Service) loadSecret(ctx context.Context, given string) error {
 			return err
 		}
 		fresh := "whsec_" + base64.StdEncoding.EncodeToString(b)
-		set, err := s.rdb.SetNX(ctx, keySecret, fresh, 0).Result()
+		set, err := s.rdb.SetNX(ctx, rdb.KeySecret, fresh, 0).Result()
 		if err != nil {
 			return fmt.Errorf("jobs: webhook secret: %w", err)
 		}
 		if set {
 			s.log.Info("generated a webhook signing secret and stored it in Redis (show it with `fashiond keys webhook-secret`; it is never logged)")
 		}
-		given, err = s.rdb.Get(ctx, keySecret).Result()
+		given, err = s.rdb.Get(ctx, rdb.KeySecret).Result()
 		if err != nil {
 			return fmt.Errorf("jobs: webhook secret: %w", err)
 		}
@@ -375,10 +379,10 @@ func (s *Service) loadPathSecret(ctx context.Context) error {
 	if _, err := rand.Read(b); err != nil {
 		return err
 	}
-	if err := s.rdb.SetNX(ctx, keyPathSecret, base64.StdEncoding.EncodeToString(b), 0).Err(); err != nil {
+	if err := s.rdb.SetNX(ctx, rdb.KeyPathSecret, base64.StdEncoding.EncodeToString(b), 0).Err(); err != nil {
 		return fmt.Errorf("jobs: path secret: %w", err)
 	}
-	v, err := s.rdb.Get(ctx, keyPathSecret).Result()
+	v, err := s.rdb.Get(ctx, rdb.KeyPathSecret).Result()
 	if err != nil {
 		return fmt.Errorf("jobs: path secret: %w", err)
 	}
@@ -394,7 +398,7 @@ func (s *Service) timeout(model string) time.Duration {
 	if d, ok := s.opts.Timeouts[model]; ok && d > 0 {
 		return d
 	}
-	if model == ModelImageToVideo {
+	if model == spec.ModelImageToVideo {
 		return DefaultVideoTimeout
 	}
 	return DefaultImageTimeout
@@ -405,35 +409,6 @@ func (s *Service) maxAge(model string) time.Duration {
 	return max(s.opts.MaxJobAge, 3*s.timeout(model))
 }
 
-// Redis keys. Everything the jobs package keeps is under keyPrefix, whose
-// hash tag {fashiond} puts every key in one Redis Cluster hash slot, so
-// each multi-key Lua script's keys are always on one node (see
-// docs/OPERATIONS.md, "Redis Cluster"). Keys of the older layout
-// ("fashiond:…") are renamed once at start-up (migrateKeys).
-const (
-	keyPrefix    = "{fashiond}:"
-	keyJobPrefix = keyPrefix + "job:" // + job id: the job's hash
-
-	keySecret     = keyPrefix + "webhook_secret"
-	keyPathSecret = keyPrefix + "path_secret" // behind opaque owner ids in URLs
-	keyKeys       = keyPrefix + "keys"        // hash: key hash -> keyRecord JSON
-	keyExpiry     = keyPrefix + "expiry"      // zset: job id -> expiry unix ms
-	keyActive     = keyPrefix + "active"      // zset: non-terminal job id -> created unix ms
-	keyWorkers    = keyPrefix + "workers"     // zset: worker id -> last beat unix ms
-	keyModels     = keyPrefix + "models"      // set: every model a worker ever advertised
-)
-
-func keyJob(id string) string         { return keyJobPrefix + id }
-func keyCredits(owner string) string  { return keyPrefix + "credits:" + owner }
-func keyLedger(owner string) string   { return keyPrefix + "ledger:" + owner }
-func keyServed(model string) string   { return keyPrefix + "served:" + model }
-func keyWorker(id string) string      { return keyPrefix + "worker:" + id }
-func keyStudio(owner string) string   { return keyPrefix + "studio:" + owner }
-func keyRunning(worker string) string { return keyRunningPrefix + worker }
-
-// keyRunningPrefix starts the set of the jobs a worker is running.
-const keyRunningPrefix = keyPrefix + "running:"
-
 // runningTTL bounds how long a dead worker's running set stays readable.
 const runningTTL = 24 * time.Hour
 
@@ -443,16 +418,8 @@ const runningTTL = 24 * time.Hour
 // MaxJobAge.
 const taskMaxRetry = 1000
 
-// QueueName is the asynq queue of a model's jobs.
-func QueueName(model string) string { return "fashiond:" + model }
-
-// WebhookQueue is the asynq queue of webhook deliveries.
-const WebhookQueue = "fashiond:webhooks"
-
-// Task types.
-const (
-	taskJob     = "fashiond:job"
-	taskWebhook = "fashiond:webhook"
-)
+// QueueName is the asynq queue of a model's jobs (for tools that inspect
+// the queues).
+func QueueName(model string) string { return rdb.QueueName(model) }
 
 func nowMS() int64 { return time.Now().UnixMilli() }

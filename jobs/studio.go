@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"fashiond/jobs/internal/rdb"
 	"fashiond/pipelines"
 	"fashiond/storage"
 )
@@ -83,15 +84,15 @@ func (st Studio) Save(ctx context.Context, owner string, m pipelines.SavedModel,
 	}
 	m.ImageURL = blobRef + key // the record keeps the key; readers get a URL made then
 	rec, _ := json.Marshal(m)
-	if err := s.rdb.HSet(ctx, keyStudio(owner), m.ID, rec).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, rdb.KeyStudio(owner), m.ID, rec).Err(); err != nil {
 		return m, fmt.Errorf("jobs: studio: %w", err)
 	}
 	m.ImageURL = s.blobURL(m.ImageURL)
 	return m, nil
 }
 
-// Get returns a saved model of owner and its image; pipelines.ErrNotFound
-// when absent.
+// Get returns a saved model of owner and its image; ErrNotFound when
+// absent.
 func (st Studio) Get(ctx context.Context, owner, id string) (pipelines.SavedModel, image.Image, error) {
 	s := st.s
 	m, err := s.GetSaved(ctx, owner, id)
@@ -103,7 +104,7 @@ func (st Studio) Get(ctx context.Context, owner, id string) (pipelines.SavedMode
 		rc, _, err = s.store.Open(ctx, legacyStudioKey(owner, m.ID))
 	}
 	if errors.Is(err, storage.ErrNotFound) {
-		return m, nil, fmt.Errorf("saved model %s: image missing: %w", id, pipelines.ErrNotFound)
+		return m, nil, fmt.Errorf("saved model %s: image missing: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return m, nil, err
@@ -116,16 +117,16 @@ func (st Studio) Get(ctx context.Context, owner, id string) (pipelines.SavedMode
 	return m, img, nil
 }
 
-// GetSaved returns a saved model record of owner; an error matching both
-// ErrNotFound and pipelines.ErrNotFound when absent.
+// GetSaved returns a saved model record of owner; ErrNotFound when
+// absent.
 func (s *Service) GetSaved(ctx context.Context, owner, id string) (pipelines.SavedModel, error) {
 	var m pipelines.SavedModel
 	if !validID(id) {
-		return m, errStudioNotFound
+		return m, ErrNotFound
 	}
-	v, err := s.rdb.HGet(ctx, keyStudio(owner), id).Result()
+	v, err := s.rdb.HGet(ctx, rdb.KeyStudio(owner), id).Result()
 	if errors.Is(err, redis.Nil) {
-		return m, errStudioNotFound
+		return m, ErrNotFound
 	}
 	if err != nil {
 		return m, fmt.Errorf("jobs: studio: %w", err)
@@ -139,7 +140,7 @@ func (s *Service) GetSaved(ctx context.Context, owner, id string) (pipelines.Sav
 
 // ListSaved lists owner's saved models, newest first.
 func (s *Service) ListSaved(ctx context.Context, owner string) ([]pipelines.SavedModel, error) {
-	all, err := s.rdb.HGetAll(ctx, keyStudio(owner)).Result()
+	all, err := s.rdb.HGetAll(ctx, rdb.KeyStudio(owner)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("jobs: studio: %w", err)
 	}
@@ -158,15 +159,4 @@ func (s *Service) ListSaved(ctx context.Context, owner string) ([]pipelines.Save
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
-}
-
-// errStudioNotFound matches both jobs.ErrNotFound (for the API) and
-// pipelines.ErrNotFound (for pipelines).
-var errStudioNotFound = notFound{}
-
-type notFound struct{}
-
-func (notFound) Error() string { return "not found" }
-func (notFound) Is(target error) bool {
-	return target == ErrNotFound || target == pipelines.ErrNotFound
 }

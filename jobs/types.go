@@ -5,7 +5,6 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -45,9 +44,8 @@ type Job struct {
 	// Queue is the job's place in its model's queue while it waits.
 	Queue *QueueInfo `json:"queue,omitempty"`
 
-	Owner      string          `json:"-"`
-	Inputs     json.RawMessage `json:"-"`
-	WebhookURL string          `json:"-"`
+	Owner      string `json:"-"`
+	WebhookURL string `json:"-"`
 	// Replayed is set on a Submit answer that is the job of an earlier
 	// request with the same Idempotency-Key.
 	Replayed bool `json:"-"`
@@ -86,9 +84,12 @@ type OutputInfo struct {
 
 // SubmitRequest is a validated submission.
 type SubmitRequest struct {
-	Owner      string
-	Model      string
-	Inputs     json.RawMessage // validated, defaults applied
+	Owner string
+	Model string
+	// Inputs are the validated inputs, defaults applied (the API's
+	// spec.Validate). Submit stores their data URI images in the blob
+	// store and puts blob references in their place, in this value.
+	Inputs     spec.Inputs
 	Cost       int
 	WebhookURL string
 	// IdempotencyKey is the client's Idempotency-Key header ("" none);
@@ -118,7 +119,9 @@ type ModelInfo struct {
 
 // Errors the API maps to HTTP statuses.
 var (
-	ErrNotFound            = errors.New("not found")              // 404
+	// ErrNotFound is pipelines.ErrNotFound (the Studio's): one value for
+	// unknown jobs, saved models and studio images (404).
+	ErrNotFound            = pipelines.ErrNotFound
 	ErrUnauthorized        = errors.New("unknown API key")        // 401
 	ErrInsufficientCredits = errors.New("insufficient credits")   // 402
 	ErrModelUnavailable    = errors.New("no worker serves model") // 503

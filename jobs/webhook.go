@@ -20,6 +20,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"fashiond/fetch"
+	"fashiond/jobs/internal/rdb"
 )
 
 // Standard Webhooks header names.
@@ -101,15 +102,15 @@ func (s *Service) enqueueWebhook(ctx context.Context, r *record) {
 	if r.WebhookURL == "" || r.HookSent {
 		return
 	}
-	_, err := s.client.EnqueueContext(ctx, asynq.NewTask(taskWebhook, []byte(r.ID)),
-		asynq.TaskID("wh-"+r.ID), asynq.Queue(WebhookQueue), asynq.MaxRetry(len(s.opts.WebhookBackoff)),
+	_, err := s.client.EnqueueContext(ctx, asynq.NewTask(rdb.TaskWebhook, []byte(r.ID)),
+		asynq.TaskID("wh-"+r.ID), asynq.Queue(rdb.WebhookQueue), asynq.MaxRetry(len(s.opts.WebhookBackoff)),
 		asynq.Timeout(WebhookTimeout+5*time.Second), asynq.Retention(s.opts.Retention))
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		// The job task is acknowledged anyway; log so an operator sees it.
 		s.log.Error("queue webhook", "job", r.ID, "err", err)
 		return
 	}
-	if err := s.rdb.HSet(ctx, keyJob(r.ID), fHookSent, "1").Err(); err != nil {
+	if err := s.rdb.HSet(ctx, rdb.KeyJob(r.ID), rdb.FieldHookSent, "1").Err(); err != nil {
 		s.log.Warn("mark webhook queued", "job", r.ID, "err", err)
 	}
 }

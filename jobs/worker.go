@@ -16,6 +16,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"fashiond/jobs/internal/rdb"
 	"fashiond/pipelines"
 )
 
@@ -45,9 +46,6 @@ const (
 // compare-and-set, the refund is flagged in the same script and credits are
 // only charged at submission.
 const orphanAfter = 15 * time.Second
-
-// leaseKey is asynq v0.26's lease set of a queue (internal/base.LeaseKey).
-func leaseKey(queue string) string { return "asynq:{" + queue + "}:lease" }
 
 // WorkerOptions configures NewWorker.
 type WorkerOptions struct {
@@ -223,15 +221,15 @@ func (w *Worker) Start() error {
 	w.reclaim(ctx)
 
 	mux := asynq.NewServeMux()
-	mux.HandleFunc(taskJob, w.handleJob)
-	mux.HandleFunc(taskWebhook, w.handleWebhook)
+	mux.HandleFunc(rdb.TaskJob, w.handleJob)
+	mux.HandleFunc(rdb.TaskWebhook, w.handleWebhook)
 	w.mux = mux
 	images, video := map[string]int{}, map[string]int{}
 	for _, m := range w.models {
 		if isVideo(m) {
-			video[QueueName(m)] = Priority(m)
+			video[rdb.QueueName(m)] = Priority(m)
 		} else {
-			images[QueueName(m)] = Priority(m)
+			images[rdb.QueueName(m)] = Priority(m)
 		}
 	}
 	type server struct {
@@ -247,7 +245,7 @@ func (w *Worker) Start() error {
 		specs = append(specs, server{video, w.opts.VideoConcurrency, w.opts.TaskCheckInterval})
 	}
 	if w.opts.WebhookWorkers > 0 {
-		specs = append(specs, server{map[string]int{WebhookQueue: 1}, w.opts.WebhookWorkers, 500 * time.Millisecond})
+		specs = append(specs, server{map[string]int{rdb.WebhookQueue: 1}, w.opts.WebhookWorkers, 500 * time.Millisecond})
 	}
 	for _, sp := range specs {
 		srv := w.newServer(sp.queues, sp.concurrency, sp.check)
@@ -343,8 +341,8 @@ func (w *Worker) Shutdown() {
 	<-w.beatDone
 	w.kicks.Wait()
 	pipe := w.svc.rdb.TxPipeline()
-	pipe.ZRem(ctx, keyWorkers, w.id)
-	pipe.Del(ctx, keyWorker(w.id))
+	pipe.ZRem(ctx, rdb.KeyWorkers, w.id)
+	pipe.Del(ctx, rdb.KeyWorker(w.id))
 	if _, err := pipe.Exec(ctx); err != nil {
 		w.log.Warn("remove worker heartbeat", "err", err)
 	}
@@ -412,19 +410,19 @@ func (w *Worker) generativeModels() map[string][]string {
 func (w *Worker) beat(ctx context.Context, advertise bool) error {
 	now := float64(nowMS())
 	pipe := w.svc.rdb.Pipeline()
-	pipe.ZAdd(ctx, keyWorkers, redis.Z{Score: now, Member: w.id})
+	pipe.ZAdd(ctx, rdb.KeyWorkers, redis.Z{Score: now, Member: w.id})
 	if advertise {
 		host, _ := os.Hostname()
 		info, _ := json.Marshal(workerInfo{Models: w.models, Host: host, PID: os.Getpid(), Generative: w.generativeModels(), Device: w.opts.Device})
-		pipe.Set(ctx, keyWorker(w.id), info, 3*HeartbeatTTL)
+		pipe.Set(ctx, rdb.KeyWorker(w.id), info, 3*HeartbeatTTL)
 		for _, m := range w.models {
-			pipe.ZAdd(ctx, keyServed(m), redis.Z{Score: now, Member: w.id})
-			pipe.SAdd(ctx, keyModels, m)
-			pipe.HSet(ctx, keySlots(m), w.id, w.slots(m))
+			pipe.ZAdd(ctx, rdb.KeyServed(m), redis.Z{Score: now, Member: w.id})
+			pipe.SAdd(ctx, rdb.KeyModels, m)
+			pipe.HSet(ctx, rdb.KeySlots(m), w.id, w.slots(m))
 		}
 	}
 	// Forget workers that have been silent for a minute.
-	pipe.ZRemRangeByScore(ctx, keyWorkers, "-inf", strconv.FormatInt(nowMS()-60_000, 10))
+	pipe.ZRemRangeByScore(ctx, rdb.KeyWorkers, "-inf", strconv.FormatInt(nowMS()-60_000, 10))
 	_, err := pipe.Exec(ctx)
 	w.opts.Observer.Heartbeat(w.id, err == nil)
 	if err != nil {
@@ -444,26 +442,13 @@ func (w *Worker) slots(model string) int {
 func (w *Worker) unadvertise(ctx context.Context) {
 	pipe := w.svc.rdb.Pipeline()
 	for _, m := range w.models {
-		pipe.ZRem(ctx, keyServed(m), w.id)
-		pipe.HDel(ctx, keySlots(m), w.id)
+		pipe.ZRem(ctx, rdb.KeyServed(m), w.id)
+		pipe.HDel(ctx, rdb.KeySlots(m), w.id)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		w.log.Warn("withdraw heartbeat", "err", err)
 	}
 }
-
-// expireLeaseScript expires one task's asynq lease (score 0, which asynq's
-// recoverer treats as expired) only while it is still stale, so a lease
-// extended since it was read is left alone. KEYS: lease set. ARGV: stale
-// lease score (unix s), task id. One key: safe on Redis Cluster, where the
-// lease set (asynq's slot) and the service's keys ({fashiond}) differ.
-var expireLeaseScript = redis.NewScript(`
-local s = redis.call('ZSCORE', KEYS[1], ARGV[2])
-if s and tonumber(s) > 0 and tonumber(s) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], 'XX', 0, ARGV[2])
-  return 1
-end
-return 0`)
 
 // reclaim marks the orphaned tasks of the worker's queues for the asynq
 // recoverer and returns the queues that had some.
@@ -473,23 +458,23 @@ func (w *Worker) reclaim(ctx context.Context) []string {
 	stale := time.Now().Add(30*time.Second - orphanAfter).Unix()
 	live := nowMS() - HeartbeatTTL.Milliseconds()
 	for _, m := range w.models {
-		n, err := w.reclaimQueue(ctx, leaseKey(QueueName(m)), stale, live)
+		n, err := w.reclaimQueue(ctx, rdb.QueueName(m), stale, live)
 		if err != nil {
-			w.log.Warn("reclaim orphaned jobs", "queue", QueueName(m), "err", err)
+			w.log.Warn("reclaim orphaned jobs", "queue", rdb.QueueName(m), "err", err)
 			continue
 		}
 		if n > 0 {
 			w.log.Warn("jobs of a stopped worker will be re-run", "model", m, "count", n)
-			queues = append(queues, QueueName(m))
+			queues = append(queues, rdb.QueueName(m))
 		}
 	}
 	return queues
 }
 
 // reclaimQueue expires the stale leases of one queue whose job's runner has
-// no live heartbeat, each in its own step (see expireLeaseScript).
-func (w *Worker) reclaimQueue(ctx context.Context, lease string, stale, live int64) (int, error) {
-	ids, err := w.svc.rdb.ZRangeByScore(ctx, lease, &redis.ZRangeBy{Min: "(0", Max: "(" + strconv.FormatInt(stale, 10)}).Result()
+// no live heartbeat, each in its own step (see rdb.DB.ExpireLease).
+func (w *Worker) reclaimQueue(ctx context.Context, queue string, stale, live int64) (int, error) {
+	ids, err := w.svc.db.StaleLeases(ctx, queue, stale)
 	if err != nil {
 		return 0, err
 	}
@@ -498,11 +483,13 @@ func (w *Worker) reclaimQueue(ctx context.Context, lease string, stale, live int
 		if w.runnerAlive(ctx, id, live) {
 			continue
 		}
-		done, err := expireLeaseScript.Run(ctx, w.svc.rdb, []string{lease}, stale, id).Int()
+		done, err := w.svc.db.ExpireLease(ctx, queue, id, stale)
 		if err != nil {
 			return n, err
 		}
-		n += done
+		if done {
+			n++
+		}
 	}
 	return n, nil
 }
@@ -510,16 +497,16 @@ func (w *Worker) reclaimQueue(ctx context.Context, lease string, stale, live int
 // runnerAlive reports whether the worker recorded as running the job has
 // beaten its heartbeat since live (unix ms).
 func (w *Worker) runnerAlive(ctx context.Context, id string, live int64) bool {
-	runner, err := w.svc.rdb.HGet(ctx, keyJobPrefix+id, fRunner).Result()
+	runner, err := w.svc.rdb.HGet(ctx, rdb.KeyJobPrefix+id, rdb.FieldRunner).Result()
 	if err != nil || runner == "" {
 		return false
 	}
-	beat, err := w.svc.rdb.ZScore(ctx, keyWorkers, runner).Result()
+	beat, err := w.svc.rdb.ZScore(ctx, rdb.KeyWorkers, runner).Result()
 	return err == nil && int64(beat) >= live
 }
 
 func (w *Worker) retryDelay(n int, err error, t *asynq.Task) time.Duration {
-	if t.Type() == taskWebhook {
+	if t.Type() == rdb.TaskWebhook {
 		b := w.svc.opts.WebhookBackoff
 		if n >= len(b) {
 			n = len(b) - 1
@@ -580,6 +567,10 @@ func (w *Worker) runJob(ctx context.Context, r *record, own int64, attempt int, 
 	if !ok {
 		return OutcomeFailed, w.finishError(ctx, r, fmt.Sprintf("model %s is not served by this worker", r.Model), log)
 	}
+	inputs, err := r.typedInputs()
+	if err != nil {
+		return OutcomeFailed, w.finishError(ctx, r, "internal error: "+err.Error(), log)
+	}
 	limit := w.svc.timeout(r.Model)
 	cctx, stopJob := context.WithCancelCause(ctx)
 	defer stopJob(nil)
@@ -591,7 +582,7 @@ func (w *Worker) runJob(ctx context.Context, r *record, own int64, attempt int, 
 	stages := &stageClock{obs: w.opts.Observer, model: r.Model}
 	defer stages.enter("")
 	req := &pipelines.Request{
-		JobID: id, Model: r.Model, Owner: r.Owner, Inputs: r.Inputs,
+		JobID: id, Model: r.Model, Owner: r.Owner, Inputs: inputs,
 		Images: inputLoader{store: w.svc.store, jobID: id, next: w.loader}, Studio: w.svc.Studio(), Progress: w.progress(rctx, id, attempt, stopJob, stages),
 	}
 	res, err := runPipeline(rctx, pl, req)
@@ -688,7 +679,7 @@ func (w *Worker) watchCancel(ctx context.Context, id string, stop context.Cancel
 		w.log.Warn("watch job events", "job", id, "err", err)
 		unwatch = func() {}
 	}
-	if st, err := w.svc.rdb.HGet(ctx, keyJob(id), fStatus).Result(); err == nil && st == StatusCanceled {
+	if st, err := w.svc.rdb.HGet(ctx, rdb.KeyJob(id), rdb.FieldStatus).Result(); err == nil && st == StatusCanceled {
 		stop(errCanceled)
 	}
 	return unwatch
@@ -698,7 +689,7 @@ func (w *Worker) watchCancel(ctx context.Context, id string, stop context.Cancel
 // while it ran): its outputs, if any were stored, are deleted, and the
 // task is acknowledged.
 func (w *Worker) canceled(ctx context.Context, r *record, log *slog.Logger) error {
-	if st, err := w.svc.rdb.HGet(ctx, keyJob(r.ID), fStatus).Result(); err == nil && st == StatusCanceled {
+	if st, err := w.svc.rdb.HGet(ctx, rdb.KeyJob(r.ID), rdb.FieldStatus).Result(); err == nil && st == StatusCanceled {
 		if err := w.svc.store.DeletePrefix(ctx, r.ID+"/"); err != nil {
 			log.Warn("delete the outputs of a cancelled job", "err", err)
 		}
@@ -707,16 +698,11 @@ func (w *Worker) canceled(ctx context.Context, r *record, log *slog.Logger) erro
 	return nil
 }
 
-// claim starts an attempt on job id (see claimScript); own is the number
+// claim starts an attempt on job id (see rdb.DB.Claim); own is the number
 // of worker crashes that were the job's own.
 func (w *Worker) claim(ctx context.Context, id string, attempt int) (claimed bool, own int64, err error) {
 	p0, _ := json.Marshal(Progress{Stage: "running", Attempt: attempt})
-	res, err := claimScript.Run(ctx, w.svc.rdb, []string{keyJob(id), keyRunning(w.id)},
-		w.id, attempt, p0, stamp(), id, keyRunningPrefix, runningTTL.Milliseconds()).Int64Slice()
-	if err != nil {
-		return false, 0, err
-	}
-	return res[0] == 1, res[2], nil
+	return w.svc.db.Claim(ctx, rdb.Claim{JobID: id, Worker: w.id, Attempt: attempt, Progress: p0, RunningTTL: runningTTL})
 }
 
 // endAttempt records that this worker's attempt on job id is over (so a
@@ -724,7 +710,7 @@ func (w *Worker) claim(ctx context.Context, id string, attempt int) (claimed boo
 func (w *Worker) endAttempt(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), HeartbeatInterval)
 	defer cancel()
-	if err := endAttemptScript.Run(ctx, w.svc.rdb, []string{keyJob(id), keyRunning(w.id)}, w.id, id).Err(); err != nil {
+	if err := w.svc.db.EndAttempt(ctx, id, w.id); err != nil {
 		w.log.Warn("record the end of an attempt", "job", id, "err", err)
 	}
 }
@@ -746,7 +732,7 @@ func (w *Worker) overBudget(r *record, ownCrashes int64) string {
 // retryTransient counts a transient failure of job id and reports whether
 // the job's retry budget (Options.MaxRetry) allows another attempt.
 func (w *Worker) retryTransient(ctx context.Context, id string) bool {
-	n, err := w.svc.rdb.HIncrBy(ctx, keyJob(id), fFailures, 1).Result()
+	n, err := w.svc.rdb.HIncrBy(ctx, rdb.KeyJob(id), rdb.FieldFailures, 1).Result()
 	return err == nil && n <= int64(w.svc.opts.MaxRetry)
 }
 

@@ -26,6 +26,7 @@ import (
 	"fashiond/jobs/redistest"
 	"fashiond/perception"
 	"fashiond/pipelines"
+	"fashiond/spec"
 	"fashiond/storage"
 )
 
@@ -82,7 +83,7 @@ func runJobs(t *testing.T, m *Metrics) {
 	hooked := make(chan struct{}, 1)
 	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hooked <- struct{}{} }))
 	t.Cleanup(hook.Close)
-	w, err := jobs.NewWorker(svc, pipelines.NewRegistry(staged{jobs.ModelTryon}), pipelinetest.Loader{},
+	w, err := jobs.NewWorker(svc, pipelines.NewRegistry(staged{spec.ModelTryOn}), pipelinetest.Loader{},
 		jobs.WorkerOptions{Log: log, ShutdownTimeout: time.Second, Observer: m})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func runJobs(t *testing.T, m *Metrics) {
 		t.Fatal(err)
 	}
 	defer w.Shutdown()
-	j, err := svc.Submit(ctx, jobs.SubmitRequest{Owner: jobs.OwnerOf(key), Model: jobs.ModelTryon, Cost: 1, Inputs: []byte(`{}`), WebhookURL: hook.URL})
+	j, err := svc.Submit(ctx, jobs.SubmitRequest{Owner: jobs.OwnerOf(key), Model: spec.ModelTryOn, Cost: 1, Inputs: &spec.TryOnInputs{}, WebhookURL: hook.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,18 +112,18 @@ func runJobs(t *testing.T, m *Metrics) {
 func TestWorkerMetrics(t *testing.T) {
 	m := New()
 	runJobs(t, m)
-	if n, sum := histogram(t, m.JobDuration, jobs.ModelTryon, jobs.OutcomeSucceeded); n != 1 || sum < 0.02 {
+	if n, sum := histogram(t, m.JobDuration, spec.ModelTryOn, jobs.OutcomeSucceeded); n != 1 || sum < 0.02 {
 		t.Errorf("job duration: %d samples, sum %gs; want 1 of at least 0.02s (the pipeline sleeps 20ms)", n, sum)
 	}
-	if n, sum := histogram(t, m.StageDuration, jobs.ModelTryon, "prepare"); n != 1 || sum < 0.02 {
+	if n, sum := histogram(t, m.StageDuration, spec.ModelTryOn, "prepare"); n != 1 || sum < 0.02 {
 		t.Errorf("stage prepare: %d samples, sum %gs; want 1 of at least 0.02s", n, sum)
 	}
 	for _, stage := range []string{"render", "store_outputs"} {
-		if n, _ := histogram(t, m.StageDuration, jobs.ModelTryon, stage); n != 1 {
+		if n, _ := histogram(t, m.StageDuration, spec.ModelTryOn, stage); n != 1 {
 			t.Errorf("stage %s: %d samples, want 1", stage, n)
 		}
 	}
-	if n, sum := histogram(t, m.QueueWaitTime, jobs.ModelTryon); n != 1 || sum <= 0 || sum > 20 {
+	if n, sum := histogram(t, m.QueueWaitTime, spec.ModelTryOn); n != 1 || sum <= 0 || sum > 20 {
 		t.Errorf("queue wait: %d samples, sum %gs; want 1 between 0 and 20s", n, sum)
 	}
 	if got := testutil.ToFloat64(m.WebhookAttempts.WithLabelValues(jobs.WebhookDelivered)); got != 1 {
@@ -233,7 +234,7 @@ var families = []string{
 // would: every fashiond metric family is there.
 func TestScrapeEveryFamily(t *testing.T) {
 	m := New()
-	m.WatchQueues(func(context.Context) (map[string]int, error) { return map[string]int{jobs.ModelTryon: 0}, nil })
+	m.WatchQueues(func(context.Context) (map[string]int, error) { return map[string]int{spec.ModelTryOn: 0}, nil })
 	runJobs(t, m)
 	runModels(t, m)
 	runUNet(t, m)
@@ -242,10 +243,10 @@ func TestScrapeEveryFamily(t *testing.T) {
 	mux.Handle("GET /metrics", m.Handler())
 	srv := httptest.NewServer(m.Instrument(mux))
 	defer srv.Close()
-	if _, err := m.Backend(stubBackend{}).Submit(context.Background(), jobs.SubmitRequest{Model: jobs.ModelTryon, Cost: 1}); err != nil {
+	if _, err := m.Backend(stubBackend{}).Submit(context.Background(), jobs.SubmitRequest{Model: spec.ModelTryOn, Cost: 1}); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = m.Backend(stubBackend{err: jobs.ErrModelUnavailable}).Submit(context.Background(), jobs.SubmitRequest{Model: jobs.ModelTryon})
+	_, _ = m.Backend(stubBackend{err: jobs.ErrModelUnavailable}).Submit(context.Background(), jobs.SubmitRequest{Model: spec.ModelTryOn})
 	_, _ = m.Backend(stubBackend{}).Cancel(context.Background(), "o", "j")
 	http.Get(srv.URL + "/metrics") // counted by the next scrape
 	resp, err := http.Get(srv.URL + "/metrics")

@@ -5,11 +5,12 @@ package pipelines
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
 	"time"
+
+	"fashiond/spec"
 )
 
 // Pipeline is what a worker runs for one model_name.
@@ -28,9 +29,11 @@ type Request struct {
 	// Owner identifies the API key that submitted the job (an opaque id,
 	// never the key). Studio records are scoped by it.
 	Owner string
-	// Inputs is the validated inputs object with the spec's defaults applied
-	// (decode it into the pipeline's own struct).
-	Inputs json.RawMessage
+	// Inputs are the job's normalised inputs, decoded once by the API: the
+	// model's spec input type (*spec.TryOnInputs, ...; read them with
+	// InputsOf), images as references for Images. nil for a model outside
+	// the spec.
+	Inputs spec.Inputs
 	// Images loads an image input. field is the input's JSON path for error
 	// messages ("inputs.personImage", "inputs.poses[1].cdnUrl"); ref is the URL
 	// or data URI. Errors name the field.
@@ -48,6 +51,21 @@ type Request struct {
 // size rules.
 type ImageLoader interface {
 	Load(ctx context.Context, field, ref string) (image.Image, error)
+	// Decode decodes an image's encoded bytes (JPEG, PNG or WEBP) under
+	// the same rules and returns it with its format name: for images the
+	// service already holds (a job's stored inputs).
+	Decode(field string, data []byte) (image.Image, string, error)
+}
+
+// InputsOf returns req's inputs as the model's input type T (spec's
+// TryOnInputs, ...); a job whose inputs are of another type is an internal
+// error.
+func InputsOf[T any](req *Request) (*T, error) {
+	in, ok := any(req.Inputs).(*T)
+	if !ok || in == nil {
+		return nil, Failf("internal error: the %s pipeline got inputs of type %T", req.Model, req.Inputs)
+	}
+	return in, nil
 }
 
 // ProgressFunc reports progress: stage name, fraction of the whole job done

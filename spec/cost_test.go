@@ -26,13 +26,13 @@ func TestSpec_CreditCostSummary(t *testing.T) {
 		{"angle-generation", `{"quality":"1k","angleIds":["front","back","left45"]}`, 3},
 		{"angle-generation", `{"quality":"4k","angleIds":["front","back","left45"]}`, 15},
 		{"tryon", `{"sampleCount":3}`, 3},
-		{"tryon", `{"quality":"4k"}`, 1},
+		{"tryon", `{"accuracy":"hyper"}`, 1},
 		{"image-to-video", `{"duration":4}`, 6},
 		{"image-to-video", `{}`, 9},
 		{"image-to-video", `{"duration":8}`, 12},
 	}
 	for _, tt := range tests {
-		got, err := Cost(tt.model, json.RawMessage(tt.in))
+		got, err := costOf(tt.model, tt.in)
 		if err != nil || got != tt.want {
 			t.Errorf("Cost(%s, %s) = %d, %v; want %d", tt.model, tt.in, got, err, tt.want)
 		}
@@ -49,27 +49,41 @@ func TestSpec_CostRefusesWhatTheRulesRefuse(t *testing.T) {
 		{"pose-control", `{"poses":[]}`, "inputs.poses must hold 1 to 8 poses, got 0"},
 		{"angle-generation", `{}`, "inputs.angleIds must hold 1 to 6 angles, got 0"},
 		{"image-to-video", `{"duration":5}`, "inputs.duration must be 4, 6 or 8, got 5"},
-		{"prompt-tryon", `{"sampleCount":"2"}`, "cannot read the cost fields"},
-		{"prompt-tryon", `[]`, "cannot read the cost fields"},
-		{"virtual-tryon", `{}`, `model_name "virtual-tryon" has no cost rule`},
+		{"prompt-tryon", `{"quality":""}`, `inputs.quality must be one of 1k, 2k, 4k, got ""`},
 	}
 	for _, tt := range tests {
-		if _, err := Cost(tt.model, json.RawMessage(tt.in)); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := costOf(tt.model, tt.in); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Cost(%s, %s) error %v, want %q", tt.model, tt.in, err, tt.want)
 		}
 	}
 }
 
-// Every field a model's Pricing names is one Cost reads.
+// costOf is the cost of a model's inputs given as JSON.
+func costOf(model, in string) (int, error) {
+	typed, err := DecodeInputs(model, json.RawMessage(in))
+	if err != nil {
+		return 0, err
+	}
+	return Cost(typed)
+}
+
+// Every field a model's Pricing names is a field of its input type of a
+// kind Cost counts, and a priced quality or duration is one too.
 func TestSpec_PricingNamesFieldsCostReads(t *testing.T) {
 	for _, m := range Table {
-		f := m.Pricing.CountField
-		if f == "" {
-			continue
+		fields := FieldPointers(NewInputs(m.Name))
+		if f := m.Pricing.CountField; f != "" {
+			switch fields[f].(type) {
+			case *int, *[]Pose, *[]string:
+			default:
+				t.Errorf("%s: Cost cannot count %s (%T)", m.Name, f, fields[f])
+			}
 		}
-		in, err := costFields(json.RawMessage(`{"` + f + `":1}`))
-		if err != nil || in[f] == nil {
-			t.Errorf("%s: Cost does not read %s", m.Name, f)
+		if _, ok := fields["quality"].(*string); m.Pricing.ByQuality && !ok {
+			t.Errorf("%s: priced by quality without a quality field", m.Name)
+		}
+		if _, ok := fields["duration"].(*int); m.Pricing.ByDuration && !ok {
+			t.Errorf("%s: priced by duration without a duration field", m.Name)
 		}
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 )
 
-// Normalised job inputs: what the API's validation (and Normalise) produces,
-// what a job's Request.Inputs holds and what each pipeline decodes. Field
-// names are the spec's; the spec's defaults are applied; "" means "not
-// given". One definition serves both sides so the wire contract cannot
-// drift; package pipelines names them by aliases.
+// Normalised job inputs (Inputs): what the API's validation (and
+// DecodeInputs) produces, what a job's Request.Inputs holds and what each
+// pipeline reads. Field names are the spec's; the spec's defaults are
+// applied; "" means "not given". One definition serves both sides so the
+// wire contract cannot drift.
 
 // PromptTryOnInputs are prompt-tryon's normalised inputs.
 type PromptTryOnInputs struct {

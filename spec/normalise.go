@@ -22,18 +22,18 @@ func Normalise(model string, raw json.RawMessage) (json.RawMessage, error) {
 	if !ok {
 		return nil, unknownModel(model)
 	}
-	typed := NewInputs(m.Name)
-	if err := Decode(model, raw, typed); err != nil {
+	typed, err := DecodeInputs(m.Name, raw)
+	if err != nil {
 		return nil, err
 	}
-	return marshalPlain(typed)
+	return Encode(typed)
 }
 
 // Decode decodes a model's inputs into dst (a pointer to the model's input
-// type) with the spec's defaults applied as Normalise applies them: a
-// pipeline decodes its job's inputs with it, so inputs that did not come
-// through the API get the same defaults from the same table. Images in the
-// inputs are copied once, into dst.
+// type) with the spec's defaults applied as Normalise applies them, so
+// inputs that did not come through the API (DecodeInputs) get the same
+// defaults from the same table. Images in the inputs are copied once, into
+// dst.
 func Decode(model string, raw json.RawMessage, dst any) error {
 	m, ok := Lookup(model)
 	if !ok {
@@ -96,28 +96,6 @@ func missingDefaults(rules *Object, seen map[string]given) (json.RawMessage, err
 
 func unknownModel(model string) error {
 	return fmt.Errorf("spec: model_name %q is not one of %s", model, strings.Join(ModelNames, ", "))
-}
-
-// NewInputs returns a pointer to a zero value of the model's input type
-// (nil for an unknown model).
-func NewInputs(model string) any {
-	switch model {
-	case ModelPromptTryOn:
-		return new(PromptTryOnInputs)
-	case ModelPoseControl:
-		return new(PoseControlInputs)
-	case ModelModelCreate:
-		return new(ModelCreateInputs)
-	case ModelProductToModel:
-		return new(ProductToModelInputs)
-	case ModelAngleGeneration:
-		return new(AngleGenerationInputs)
-	case ModelTryOn:
-		return new(TryOnInputs)
-	case ModelImageToVideo:
-		return new(ImageToVideoInputs)
-	}
-	return nil
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }

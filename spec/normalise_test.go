@@ -77,6 +77,10 @@ func FuzzNormalise(f *testing.F) {
 		if err != nil || string(again) != string(got) {
 			t.Fatalf("Normalise(%s) = %s, then %s, %v", in, got, again, err)
 		}
-		_, _ = Cost(model, got)
+		typed, err := Unmarshal(model, got)
+		if err != nil {
+			t.Fatalf("Unmarshal(Normalise(%s)): %v", in, err)
+		}
+		_, _ = Cost(typed)
 	})
 }

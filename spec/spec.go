@@ -5,11 +5,13 @@
 // defaults, value sets and limits (the table in rules.go), the cross-field
 // rules, the cost formula and the normalised input types.
 //
-// Package api interprets the table to validate POST /v1/run and to generate
-// its OpenAPI document, package jobs reads the names, lifecycle labels and
-// status words, and the pipelines decode the input types, trusting inputs
-// the API has normalised. A pipeline run directly (CLI, tests) gets its
-// defaults from Normalise. spec imports only the standard library.
+// Package api interprets the table to validate POST /v1/run (into the typed
+// Inputs, decoded once) and to generate its OpenAPI document; package jobs
+// reads the names, lifecycle labels and status words, stores the typed
+// inputs (Images: their image fields) and hands them to the model's
+// pipeline; Cost prices the typed value. A pipeline run directly (CLI,
+// tests) gets its defaults from DecodeInputs. spec imports only the
+// standard library.
 //
 // Each sentence of the spec that states a rule has one test named after it
 // (TestSpec_SampleCountIsOneToFourDefaultOne, TestSpec_CreditCostSummary,

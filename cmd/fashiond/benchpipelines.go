@@ -183,11 +183,12 @@ func init() {
 				return err
 			}
 			// The API's defaults, as a job through POST /v1/run gets them.
-			if raw, err = spec.Normalise(s.model, raw); err != nil {
+			typed, err := spec.DecodeInputs(s.model, raw)
+			if err != nil {
 				return err
 			}
 			res, err := p.Run(ctx, &pipelines.Request{
-				JobID: uuid.NewString(), Model: s.model, Owner: "bench", Inputs: raw,
+				JobID: uuid.NewString(), Model: s.model, Owner: "bench", Inputs: typed,
 				Images: loader, Progress: func(string, float64, string) {}, Studio: studio,
 			})
 			if err != nil {

@@ -4,6 +4,7 @@
 package pipelinetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	"fashiond/fetch"
 	"fashiond/internal/testenv"
+	"fashiond/spec"
 )
 
 // Root is the repository root (testenv.Root).
@@ -74,6 +76,17 @@ func DataURI(t testing.TB, rel string) string {
 	return uri
 }
 
+// Inputs decodes a model's inputs given as JSON, with the spec's defaults
+// (spec.DecodeInputs): a test's job that did not come through the API.
+func Inputs(t testing.TB, model, raw string) spec.Inputs {
+	t.Helper()
+	in, err := spec.DecodeInputs(model, []byte(raw))
+	if err != nil {
+		t.Fatalf("inputs of %s: %v", model, err)
+	}
+	return in
+}
+
 // Loader loads "file:" paths relative to the test data, absolute paths, and
 // data URIs. It is the test stand-in for fetch.Loader.
 type Loader struct{ Dir string }
@@ -97,11 +110,17 @@ func (l Loader) Load(ctx context.Context, field, ref string) (image.Image, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", field, err)
 	}
-	img, _, err := image.Decode(strings.NewReader(string(data)))
+	img, _, err := l.Decode(field, data)
+	return img, err
+}
+
+// Decode implements pipelines.ImageLoader.
+func (l Loader) Decode(field string, data []byte) (image.Image, string, error) {
+	img, format, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", field, err)
+		return nil, "", fmt.Errorf("%s: %v", field, err)
 	}
-	return img, nil
+	return img, format, nil
 }
 
 // NoProgress is a pipelines.ProgressFunc that reports nothing, for

@@ -1,90 +1,57 @@
-// Package redistest starts a private redis-server for tests.
+// Package redistest starts a private redis-server for tests, through
+// package redisserver (the one start-and-ping of the module).
 package redistest
 
 import (
-	"bufio"
-	"fmt"
-	"net"
+	"context"
+	"io"
+	"log/slog"
 	"os/exec"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"fashiond/redisserver"
 )
 
-// Start runs `redis-server --port N --save "" --appendonly no` on a free
-// loopback port in a temporary directory, waits until it answers PING and
-// kills it when the test ends. It fails the test with a clear message when
-// redis-server is not installed.
+// startTimeout bounds the server's start.
+const startTimeout = 20 * time.Second
+
+// Start runs a redisserver in a temporary directory on a free loopback
+// port and returns its address, open without a password (tests connect
+// with a bare host:port); it is stopped when the test ends. It fails the
+// test with a clear message when redis-server is not installed.
 func Start(t testing.TB) (addr string) {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
+	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatalf("redistest: redis-server is not installed (apt-get install redis-server): %v", err)
 	}
-	var lastErr error
-	for try := 0; try < 3; try++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatalf("redistest: %v", err)
-		}
-		dir := t.TempDir()
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir, "--loglevel", "warning")
-		var out strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("redistest: start redis-server: %v", err)
-		}
-		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		if err := waitPing(addr, 5*time.Second); err != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-			lastErr = fmt.Errorf("%v; output: %s", err, out.String())
-			continue
-		}
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		})
-		return addr
-	}
-	t.Fatalf("redistest: redis-server did not come up: %v", lastErr)
-	return ""
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	srv, err := redisserver.Start(ctx, redisserver.Options{Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
-		return 0, err
+		t.Fatalf("redistest: %v", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	if err := requirePass(ctx, srv.Addr(), srv.Password(), ""); err != nil {
+		srv.Close()
+		t.Fatalf("redistest: open the server without a password: %v", err)
+	}
+	t.Cleanup(func() {
+		// Close authenticates with the server's password: set it again.
+		if err := requirePass(context.Background(), srv.Addr(), "", srv.Password()); err != nil {
+			t.Logf("redistest: restore the password before stopping: %v", err)
+		}
+		if err := srv.Close(); err != nil {
+			t.Logf("redistest: %v", err)
+		}
+	})
+	return srv.Addr()
 }
 
-func waitPing(addr string, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	var err error
-	for time.Now().Before(deadline) {
-		var c net.Conn
-		c, err = net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.SetDeadline(time.Now().Add(time.Second))
-			_, err = c.Write([]byte("PING\r\n"))
-			if err == nil {
-				var line string
-				line, err = bufio.NewReader(c).ReadString('\n')
-				if err == nil && strings.HasPrefix(line, "+PONG") {
-					c.Close()
-					return nil
-				}
-				if err == nil {
-					err = fmt.Errorf("unexpected reply %q", line)
-				}
-			}
-			c.Close()
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return fmt.Errorf("no PONG from %s: %v", addr, err)
+// requirePass sets the server's password to pw, connecting with auth.
+func requirePass(ctx context.Context, addr, auth, pw string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, Password: auth})
+	defer c.Close()
+	return c.ConfigSet(ctx, "requirepass", pw).Err()
 }

@@ -46,7 +46,7 @@ func New(p perception.Perception) *Pipeline { return &Pipeline{p: p} }
 func (*Pipeline) Name() string { return spec.ModelAngleGeneration }
 
 // Inputs are the normalised inputs of angle-generation.
-type Inputs = pipelines.AngleGenerationInputs
+type Inputs = spec.AngleGenerationInputs
 
 // Angle ids of the spec.
 const (
@@ -79,10 +79,11 @@ type View struct {
 
 // Run implements pipelines.Pipeline.
 func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
-	var in Inputs
-	if err := spec.Decode(spec.ModelAngleGeneration, req.Inputs, &in); err != nil {
-		return nil, pipelines.Failf("invalid inputs: %v", err)
+	typed, err := pipelines.InputsOf[Inputs](req)
+	if err != nil {
+		return nil, err
 	}
+	in := *typed
 	progress := req.Progress
 	progress("load", 0.02, "")
 	img, err := req.Images.Load(ctx, "inputs.imageUrl", in.ImageURL)

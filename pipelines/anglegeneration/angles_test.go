@@ -83,7 +83,7 @@ func TestAngleGenerationAllSix(t *testing.T) {
 				"quality": "1k", "ratio": c.ratio, "return_base64": c.base64})
 			var mu sync.Mutex
 			var details []string
-			req := &pipelines.Request{Model: "angle-generation", Inputs: in,
+			req := &pipelines.Request{Model: "angle-generation", Inputs: pipelinetest.Inputs(t, "angle-generation", string(in)),
 				Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)},
 				Progress: func(stage string, f float64, d string) {
 					mu.Lock()

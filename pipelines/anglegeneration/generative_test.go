@@ -79,7 +79,7 @@ func TestGenerativeBackInPlace(t *testing.T) {
 	inp := pipelinetest.ContractInpainter(t)
 	p := New(pipelinetest.Perception(t)).WithGenerative(inp, inp.Refiner())
 	in, _ := json.Marshal(map[string]any{"imageUrl": "file:images/pixabay_two_women_bikes.jpg", "angleIds": []string{Back}, "quality": "1k"})
-	res, err := p.Run(context.Background(), &pipelines.Request{Model: "angle-generation", Inputs: in, Progress: pipelinetest.NoProgress, Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)}})
+	res, err := p.Run(context.Background(), &pipelines.Request{Model: "angle-generation", Inputs: pipelinetest.Inputs(t, "angle-generation", string(in)), Progress: pipelinetest.NoProgress, Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func (blackInpainter) Inpaint(_ context.Context, img image.Image, m *image.Gray,
 func TestDamagedGenerativeFallsBack(t *testing.T) {
 	p := New(pipelinetest.Perception(t)).WithGenerative(blackInpainter{}, nil)
 	in, _ := json.Marshal(map[string]any{"imageUrl": "file:images/codait_man_standing.jpg", "angleIds": []string{RightSide}, "quality": "1k"})
-	res, err := p.Run(context.Background(), &pipelines.Request{Model: "angle-generation", Inputs: in, Progress: pipelinetest.NoProgress, Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)}})
+	res, err := p.Run(context.Background(), &pipelines.Request{Model: "angle-generation", Inputs: pipelinetest.Inputs(t, "angle-generation", string(in)), Progress: pipelinetest.NoProgress, Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func (p *Pipeline) GenerativeModels() []string {
 }
 
 // Inputs are the normalised inputs of image-to-video.
-type Inputs = pipelines.ImageToVideoInputs
+type Inputs = spec.ImageToVideoInputs
 
 // Spec is a fully resolved video request.
 type Spec struct {
@@ -117,8 +117,7 @@ func SizeFor(aspect string) (w, h int, err error) {
 	return 0, 0, fmt.Errorf("aspectRatio %q is not supported (use 16:9 or 9:16)", aspect)
 }
 
-// resolve turns normalised inputs (checked by the API, defaults applied by
-// spec.Decode) into a video request; only the output size is looked up.
+// resolve turns normalised inputs (checked by the API, defaults applied) into a video request; only the output size is looked up.
 func (p *Pipeline) resolve(in Inputs) (Spec, error) {
 	w, h, err := SizeFor(in.AspectRatio)
 	if err != nil {
@@ -129,10 +128,11 @@ func (p *Pipeline) resolve(in Inputs) (Spec, error) {
 
 // Run implements pipelines.Pipeline.
 func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
-	var in Inputs
-	if err := spec.Decode(spec.ModelImageToVideo, req.Inputs, &in); err != nil {
-		return nil, pipelines.Failf("invalid inputs: %v", err)
+	typed, err := pipelines.InputsOf[Inputs](req)
+	if err != nil {
+		return nil, err
 	}
+	in := *typed
 	spec, err := p.resolve(in)
 	if err != nil {
 		return nil, pipelines.Failf("inputs: %v", err)

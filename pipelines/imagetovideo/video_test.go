@@ -115,7 +115,7 @@ func TestImageToVideo(t *testing.T) {
 			in, _ := json.Marshal(map[string]any{"imageUrl": "file:" + c.image, "prompt": c.prompt,
 				"duration": c.duration, "aspectRatio": c.aspect, "generateAudio": c.audio})
 			var pr progressLog
-			req := &pipelines.Request{JobID: "t", Model: "image-to-video", Inputs: in,
+			req := &pipelines.Request{JobID: "t", Model: "image-to-video", Inputs: pipelinetest.Inputs(t, "image-to-video", string(in)),
 				Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)}, Progress: pr.fn}
 			res, err := pl.Run(context.Background(), req)
 			if err != nil {

@@ -33,7 +33,7 @@ import (
 )
 
 // Inputs are the normalised model-create inputs.
-type Inputs = pipelines.ModelCreateInputs
+type Inputs = spec.ModelCreateInputs
 
 // workPixels caps the working resolution; ToTier reaches the tier.
 const workPixels = 1_100_000
@@ -59,10 +59,11 @@ func (*Pipeline) Name() string { return spec.ModelModelCreate }
 
 // Run implements pipelines.Pipeline.
 func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
-	var in Inputs
-	if err := spec.Decode(spec.ModelModelCreate, req.Inputs, &in); err != nil {
-		return nil, pipelines.Failf("model-create: bad inputs: %v", err)
+	typed, err := pipelines.InputsOf[Inputs](req)
+	if err != nil {
+		return nil, err
 	}
+	in := *typed
 	if req.Studio == nil {
 		return nil, pipelines.Failf("model-create: no studio is configured to save models in")
 	}

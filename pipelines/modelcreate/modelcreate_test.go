@@ -135,7 +135,7 @@ func request(t *testing.T, st pipelines.Studio, in map[string]any) *pipelines.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &pipelines.Request{JobID: "t", Model: "model-create", Owner: "owner-1", Inputs: raw,
+	return &pipelines.Request{JobID: "t", Model: "model-create", Owner: "owner-1", Inputs: pipelinetest.Inputs(t, "model-create", string(raw)),
 		Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)}, Progress: func(string, float64, string) {}, Studio: st}
 }
 
@@ -477,8 +477,9 @@ func BenchmarkGenerate(b *testing.B) {
 	}
 	pl := New(p, lib)
 	raw, _ := json.Marshal(map[string]any{"type": "generate", "prompt": "a man seated outdoors", "pose": "arms raised", "clothing": "red t-shirt", "quality": "1k", "aspectRatio": "3:4"})
+	typed := pipelinetest.Inputs(b, "model-create", string(raw))
 	for i := 0; i < b.N; i++ {
-		req := &pipelines.Request{Inputs: raw, Owner: "o", Studio: newStudio(), Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(b)}, Progress: func(string, float64, string) {}}
+		req := &pipelines.Request{Inputs: typed, Owner: "o", Studio: newStudio(), Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(b)}, Progress: func(string, float64, string) {}}
 		if _, err := pl.Run(context.Background(), req); err != nil {
 			b.Fatal(err)
 		}

@@ -51,18 +51,19 @@ func New(p perception.Perception) *Pipeline {
 func (*Pipeline) Name() string { return spec.ModelPoseControl }
 
 // PoseSpec is one element of inputs.poses.
-type PoseSpec = pipelines.Pose
+type PoseSpec = spec.Pose
 
 // Inputs are the normalised pose-control inputs: the API has checked them
-// against the spec, and spec.Decode applies its defaults.
-type Inputs = pipelines.PoseControlInputs
+// against the spec and applied its defaults.
+type Inputs = spec.PoseControlInputs
 
 // Run implements pipelines.Pipeline.
 func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
-	var in Inputs
-	if err := spec.Decode(spec.ModelPoseControl, req.Inputs, &in); err != nil {
-		return nil, pipelines.Failf("%s: bad inputs: %v", spec.ModelPoseControl, err)
+	typed, err := pipelines.InputsOf[Inputs](req)
+	if err != nil {
+		return nil, err
 	}
+	in := *typed
 	// Read every custom text first: a text the pose vocabulary does not
 	// understand fails the job before any image work.
 	parsed := make([]repose.ParsedPose, len(in.Poses))

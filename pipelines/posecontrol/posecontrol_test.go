@@ -32,7 +32,7 @@ func request(t *testing.T, in Inputs) *pipelines.Request {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &pipelines.Request{JobID: "test", Model: "pose-control", Inputs: raw,
+	return &pipelines.Request{JobID: "test", Model: "pose-control", Inputs: pipelinetest.Inputs(t, "pose-control", string(raw)),
 		Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)}, Progress: func(string, float64, string) {}}
 }
 
@@ -163,8 +163,9 @@ func BenchmarkRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	pl := New(p)
+	typed := pipelinetest.Inputs(b, "pose-control", string(raw))
 	for i := 0; i < b.N; i++ {
-		req := &pipelines.Request{Inputs: raw, Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(b)}, Progress: func(string, float64, string) {}}
+		req := &pipelines.Request{Inputs: typed, Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(b)}, Progress: func(string, float64, string) {}}
 		if _, err := pl.Run(context.Background(), req); err != nil {
 			b.Fatal(err)
 		}

@@ -16,7 +16,7 @@ func runWith(t *testing.T, pl *Pipeline, in Inputs) (*pipelines.Result, error) {
 	t.Helper()
 	raw, _ := json.Marshal(in)
 	return pl.Run(context.Background(), &pipelines.Request{
-		JobID: "job-gen", Model: "product-to-model", Inputs: raw,
+		JobID: "job-gen", Model: "product-to-model", Inputs: pipelinetest.Inputs(t, "product-to-model", string(raw)),
 		Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)}, Progress: func(string, float64, string) {},
 	})
 }

@@ -45,8 +45,8 @@ import (
 const DefaultStyle = "studio"
 
 // Inputs are the product-to-model job inputs: the API has checked them
-// against the spec, and spec.Decode applies its defaults.
-type Inputs = pipelines.ProductToModelInputs
+// against the spec and applied its defaults.
+type Inputs = spec.ProductToModelInputs
 
 // Pipeline implements pipelines.Pipeline for product-to-model.
 type Pipeline struct {
@@ -91,10 +91,11 @@ type job struct {
 
 // Run implements pipelines.Pipeline.
 func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
-	var in Inputs
-	if err := spec.Decode(spec.ModelProductToModel, req.Inputs, &in); err != nil {
-		return nil, pipelines.Failf("invalid inputs: %v", err)
+	typed, err := pipelines.InputsOf[Inputs](req)
+	if err != nil {
+		return nil, err
 	}
+	in := *typed
 	progress := req.Progress
 	progress("load", 0.02, "")
 	prod, err := req.Images.Load(ctx, "inputs.productImage", in.ProductImage)

@@ -74,7 +74,7 @@ func run(t *testing.T, lib *presets.Library, in Inputs) (*pipelines.Result, erro
 		t.Fatal(err)
 	}
 	req := &pipelines.Request{
-		JobID: "job-" + in.CustomPrompt, Model: "product-to-model", Inputs: raw,
+		JobID: "job-" + in.CustomPrompt, Model: "product-to-model", Inputs: pipelinetest.Inputs(t, "product-to-model", string(raw)),
 		Images:   pipelinetest.Loader{Dir: pipelinetest.Testdata(t)},
 		Progress: func(string, float64, string) {},
 	}

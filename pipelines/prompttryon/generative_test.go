@@ -18,7 +18,7 @@ func TestGenerativeStage(t *testing.T) {
 	pl := New(pipelinetest.Perception(t), nil).WithInpainter(pipelinetest.ContractInpainter(t))
 	b, _ := json.Marshal(map[string]any{"personImage": "file:images/fashn_model.webp", "prompt": "a red dress", "quality": "1k"})
 	var steps []string
-	res, err := pl.Run(context.Background(), &pipelines.Request{JobID: "t", Model: Name, Inputs: b, Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)},
+	res, err := pl.Run(context.Background(), &pipelines.Request{JobID: "t", Model: Name, Inputs: pipelinetest.Inputs(t, Name, string(b)), Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)},
 		Progress: func(stage string, _ float64, detail string) {
 			if stage == "generative" {
 				steps = append(steps, detail)

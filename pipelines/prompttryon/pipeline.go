@@ -35,8 +35,8 @@ const Name = spec.ModelPromptTryOn
 const maxWorkPixels = 4_000_000
 
 // Inputs are the normalised job inputs: the API has checked them against
-// the spec, and spec.Decode applies its defaults.
-type Inputs = pipelines.PromptTryOnInputs
+// the spec and applied its defaults.
+type Inputs = spec.PromptTryOnInputs
 
 // Pipeline implements pipelines.Pipeline for prompt-tryon.
 type Pipeline struct {
@@ -71,10 +71,11 @@ func (*Pipeline) Name() string { return Name }
 
 // Run implements pipelines.Pipeline.
 func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
-	var in Inputs
-	if err := spec.Decode(Name, req.Inputs, &in); err != nil {
-		return nil, pipelines.Failf("%s: bad inputs: %v", Name, err)
+	typed, err := pipelines.InputsOf[Inputs](req)
+	if err != nil {
+		return nil, err
 	}
+	in := *typed
 	spec, err := recolour.Parse(in.Prompt)
 	if err != nil {
 		return nil, &pipelines.Error{Msg: err.Error(), Err: err}

@@ -20,7 +20,7 @@ func run(t *testing.T, pl *Pipeline, in map[string]any) (*pipelines.Result, erro
 	t.Helper()
 	b, _ := json.Marshal(in)
 	var stages []string
-	req := &pipelines.Request{JobID: "t", Model: Name, Inputs: b, Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)},
+	req := &pipelines.Request{JobID: "t", Model: Name, Inputs: pipelinetest.Inputs(t, Name, string(b)), Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)},
 		Progress: func(s string, f float64, d string) { stages = append(stages, s) }}
 	res, err := pl.Run(context.Background(), req)
 	if err == nil && (len(stages) < 4 || stages[len(stages)-1] != "done") {

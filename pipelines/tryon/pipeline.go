@@ -20,7 +20,7 @@ import (
 )
 
 // Inputs are the tryon job inputs (spec defaults applied by the API).
-type Inputs = pipelines.TryOnInputs
+type Inputs = spec.TryOnInputs
 
 // Pipeline implements pipelines.Pipeline for "tryon".
 type Pipeline struct {
@@ -67,10 +67,11 @@ func (*Pipeline) Name() string { return spec.ModelTryOn }
 // Run implements pipelines.Pipeline: sampleCount outputs, variation 0 the
 // neutral fit and the others different fit and drape parameters.
 func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
-	var in Inputs
-	if err := spec.Decode(spec.ModelTryOn, req.Inputs, &in); err != nil {
-		return nil, pipelines.Failf("invalid inputs: %v", err)
+	typed, err := pipelines.InputsOf[Inputs](req)
+	if err != nil {
+		return nil, err
 	}
+	in := *typed
 	n := in.SampleCount
 	progress := req.Progress
 	progress("load", 0.02, "")

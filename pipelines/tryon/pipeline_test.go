@@ -36,7 +36,7 @@ func request(t *testing.T, in Inputs) *pipelines.Request {
 		t.Fatal(err)
 	}
 	return &pipelines.Request{
-		JobID: "test-" + in.GarmentImage, Model: "tryon", Inputs: raw,
+		JobID: "test-" + in.GarmentImage, Model: "tryon", Inputs: pipelinetest.Inputs(t, "tryon", string(raw)),
 		Images:   pipelinetest.Loader{Dir: pipelinetest.Testdata(t)},
 		Progress: func(string, float64, string) {},
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"fashiond/jobs/internal/rdb"
 )
 
 // KeyPrefix starts every key CreateKey makes.
@@ -77,14 +79,6 @@ func (s *Service) ProvisionKey(ctx context.Context, rawKey string, credits int64
 	return s.provision(ctx, rawKey, "provisioned", credits)
 }
 
-// provisionScript creates a key record and its balance once.
-// KEYS: keys hash, credits, ledger. ARGV: hash, record, credits, ledger entry.
-var provisionScript = redis.NewScript(`
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('SET', KEYS[2], ARGV[3])
-if tonumber(ARGV[3]) ~= 0 then redis.call('LPUSH', KEYS[3], ARGV[4]) end
-return 1`)
-
 func (s *Service) provision(ctx context.Context, raw, label string, credits int64) (bool, error) {
 	if credits < 0 {
 		return false, errors.New("jobs: credits must not be negative")
@@ -92,12 +86,11 @@ func (s *Service) provision(ctx context.Context, raw, label string, credits int6
 	owner := OwnerOf(raw)
 	rec, _ := json.Marshal(keyRecord{Hash: owner, Label: label, CreatedAt: time.Now().UTC()})
 	entry := ledgerJSON("grant", "", "", credits)
-	n, err := provisionScript.Run(ctx, s.rdb, []string{keyKeys, keyCredits(owner), keyLedger(owner)},
-		owner, rec, credits, entry).Int()
+	created, err := s.db.ProvisionKey(ctx, owner, rec, credits, entry)
 	if err != nil {
 		return false, fmt.Errorf("jobs: provision key: %w", err)
 	}
-	return n == 1, nil
+	return created, nil
 }
 
 // Authenticate maps a raw key to its owner id; ErrUnauthorized for unknown
@@ -107,7 +100,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (string, error) 
 		return "", ErrUnauthorized
 	}
 	owner := OwnerOf(key)
-	v, err := s.rdb.HGet(ctx, keyKeys, owner).Result()
+	v, err := s.rdb.HGet(ctx, rdb.KeyAPIKeys, owner).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", ErrUnauthorized
 	}
@@ -141,7 +134,7 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) (KeyInfo, error) 
 	}
 	var rec keyRecord
 	txf := func(tx *redis.Tx) error {
-		v, err := tx.HGet(ctx, keyKeys, owner).Result()
+		v, err := tx.HGet(ctx, rdb.KeyAPIKeys, owner).Result()
 		if err != nil {
 			return err
 		}
@@ -155,13 +148,13 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) (KeyInfo, error) 
 		rec.RevokedAt = &now
 		b, _ := json.Marshal(rec)
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, keyKeys, owner, b)
+			p.HSet(ctx, rdb.KeyAPIKeys, owner, b)
 			return nil
 		})
 		return err
 	}
 	for range revokeRetries {
-		err = s.rdb.Watch(ctx, txf, keyKeys)
+		err = s.rdb.Watch(ctx, txf, rdb.KeyAPIKeys)
 		if !errors.Is(err, redis.TxFailedErr) {
 			break
 		}
@@ -181,7 +174,7 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) (KeyInfo, error) 
 
 // ListKeys lists the keys, oldest first.
 func (s *Service) ListKeys(ctx context.Context) ([]KeyInfo, error) {
-	all, err := s.rdb.HGetAll(ctx, keyKeys).Result()
+	all, err := s.rdb.HGetAll(ctx, rdb.KeyAPIKeys).Result()
 	if err != nil {
 		return nil, fmt.Errorf("jobs: list keys: %w", err)
 	}
@@ -206,14 +199,6 @@ func (s *Service) ListKeys(ctx context.Context) ([]KeyInfo, error) {
 	return out, nil
 }
 
-// addCreditsScript adds credits to an existing owner and records a grant.
-var addCreditsScript = redis.NewScript(`
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return redis.error_reply('unknown key') end
-local b = redis.call('INCRBY', KEYS[2], ARGV[2])
-redis.call('LPUSH', KEYS[3], ARGV[3])
-redis.call('LTRIM', KEYS[3], 0, 9999)
-return b`)
-
 // AddCredits adds n credits (negative removes) to the key whose ID (a
 // prefix of at least 8 hex digits of its owner id) is keyID and returns the
 // new balance.
@@ -222,8 +207,7 @@ func (s *Service) AddCredits(ctx context.Context, keyID string, n int64) (int64,
 	if err != nil {
 		return 0, err
 	}
-	b, err := addCreditsScript.Run(ctx, s.rdb, []string{keyKeys, keyCredits(owner), keyLedger(owner)},
-		owner, n, ledgerJSON("grant", "", "", n)).Int64()
+	b, err := s.db.AddCredits(ctx, owner, n, ledgerJSON("grant", "", "", n))
 	if err != nil {
 		return 0, fmt.Errorf("jobs: add credits: %w", err)
 	}
@@ -232,7 +216,7 @@ func (s *Service) AddCredits(ctx context.Context, keyID string, n int64) (int64,
 
 // Balance is owner's credit balance (0 for unknown owners).
 func (s *Service) Balance(ctx context.Context, owner string) (int64, error) {
-	b, err := s.rdb.Get(ctx, keyCredits(owner)).Int64()
+	b, err := s.rdb.Get(ctx, rdb.KeyCredits(owner)).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
@@ -248,7 +232,7 @@ func (s *Service) Ledger(ctx context.Context, owner string, n int) ([]LedgerEntr
 	if n <= 0 {
 		n = 100
 	}
-	vals, err := s.rdb.LRange(ctx, keyLedger(owner), 0, int64(n-1)).Result()
+	vals, err := s.rdb.LRange(ctx, rdb.KeyLedger(owner), 0, int64(n-1)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("jobs: ledger: %w", err)
 	}

@@ -1,9 +1,10 @@
-package jobs
+package rdb
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -12,16 +13,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// legacyPrefix starts every key of the first key layout, before the Redis
-// Cluster hash tag (keyPrefix) was added.
-const legacyPrefix = "fashiond:"
-
 // Tuning of the one-time key migration.
 const (
-	migrateLock      = keyPrefix + "migrating" // held by the process migrating
-	migrateLockTTL   = 2 * time.Minute         // a crashed migration frees it
-	migrateLockPoll  = 100 * time.Millisecond  // how often a waiting process looks
-	migrateScanCount = 1000                    // SCAN's COUNT hint
+	migrateLockTTL   = 2 * time.Minute        // a crashed migration frees it
+	migrateLockPoll  = 100 * time.Millisecond // how often a waiting process looks
+	migrateScanCount = 1000                   // SCAN's COUNT hint
 )
 
 // releaseScript deletes the migration lock if this process still holds it.
@@ -30,22 +26,22 @@ var releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`)
 
-// migrateKeys renames every key of the first layout ("fashiond:…") to the
+// MigrateKeys renames every key of the first layout ("fashiond:…") to the
 // current one ("{fashiond}:…"), keeping values and TTLs (RENAMENX), and
 // rewrites the one stored key name (a job's Idempotency-Key, field idem).
 // A key whose new name already exists is left where it is and reported:
 // nothing is overwritten or dropped. One process migrates at a time (a
 // lock in Redis); the others wait, then find nothing left to move. With
 // no old keys this is one SCAN of the database.
-func (s *Service) migrateKeys(ctx context.Context) error {
+func (d *DB) MigrateKeys(ctx context.Context, log *slog.Logger) error {
 	token := uuid.NewString()
-	if err := s.lockMigration(ctx, token); err != nil {
+	if err := d.lockMigration(ctx, token); err != nil {
 		return err
 	}
-	defer releaseScript.Run(context.WithoutCancel(ctx), s.rdb, []string{migrateLock}, token)
+	defer releaseScript.Run(context.WithoutCancel(ctx), d.c, []string{KeyMigrationLock}, token)
 	moved, kept := 0, 0
-	err := s.forEachKey(ctx, legacyPrefix+"*", func(k string) error {
-		ok, err := s.migrateKey(ctx, k)
+	err := d.forEachKey(ctx, LegacyPrefix+"*", func(k string) error {
+		ok, err := d.migrateKey(ctx, k)
 		if ok {
 			moved++
 		} else if err == nil {
@@ -57,20 +53,20 @@ func (s *Service) migrateKeys(ctx context.Context) error {
 		return err
 	}
 	if moved > 0 {
-		s.log.Info("renamed Redis keys to the Cluster-safe layout", "from", legacyPrefix+"*", "to", keyPrefix+"*", "keys", moved)
+		log.Info("renamed Redis keys to the Cluster-safe layout", "from", LegacyPrefix+"*", "to", Prefix+"*", "keys", moved)
 	}
 	if kept > 0 {
-		s.log.Error("old-layout Redis keys were left in place: a key with the new name exists (was an old fashiond still running?); inspect SCAN MATCH fashiond:* and merge them by hand", "keys", kept)
+		log.Error("old-layout Redis keys were left in place: a key with the new name exists (was an old fashiond still running?); inspect SCAN MATCH fashiond:* and merge them by hand", "keys", kept)
 	}
 	return nil
 }
 
 // lockMigration takes the migration lock, waiting while another process
 // holds it.
-func (s *Service) lockMigration(ctx context.Context, token string) error {
+func (d *DB) lockMigration(ctx context.Context, token string) error {
 	deadline := time.Now().Add(migrateLockTTL)
 	for {
-		ok, err := s.rdb.SetNX(ctx, migrateLock, token, migrateLockTTL).Result()
+		ok, err := d.c.SetNX(ctx, KeyMigrationLock, token, migrateLockTTL).Result()
 		if err != nil {
 			return fmt.Errorf("jobs: key migration lock: %w", err)
 		}
@@ -91,10 +87,10 @@ func (s *Service) lockMigration(ctx context.Context, token string) error {
 // forEachKey calls fn with every key matching pattern, one call at a
 // time. On a Redis Cluster each master holds only its own slots, so SCAN
 // runs on every master; elsewhere on the one server.
-func (s *Service) forEachKey(ctx context.Context, pattern string, fn func(key string) error) error {
-	cc, ok := s.rdb.(*redis.ClusterClient)
+func (d *DB) forEachKey(ctx context.Context, pattern string, fn func(key string) error) error {
+	cc, ok := d.c.(*redis.ClusterClient)
 	if !ok {
-		return scanNode(ctx, s.rdb, pattern, fn)
+		return scanNode(ctx, d.c, pattern, fn)
 	}
 	var mu sync.Mutex
 	return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
@@ -131,43 +127,43 @@ func scanNode(ctx context.Context, c redis.Cmdable, pattern string, fn func(key 
 // remaining TTL kept; refused, false, when the new name exists) and the
 // old one deleted. That is not atomic: a crash between RESTORE and DEL
 // leaves both, and the next start reports the old key as left in place.
-func (s *Service) renameNX(ctx context.Context, old, name string) (bool, error) {
-	if _, ok := s.rdb.(*redis.ClusterClient); !ok {
-		return s.rdb.RenameNX(ctx, old, name).Result()
+func (d *DB) renameNX(ctx context.Context, old, name string) (bool, error) {
+	if _, ok := d.c.(*redis.ClusterClient); !ok {
+		return d.c.RenameNX(ctx, old, name).Result()
 	}
-	dump, err := s.rdb.Dump(ctx, old).Result()
+	dump, err := d.c.Dump(ctx, old).Result()
 	if err != nil {
 		return false, err
 	}
-	ttl, err := s.rdb.PTTL(ctx, old).Result()
+	ttl, err := d.c.PTTL(ctx, old).Result()
 	if err != nil {
 		return false, err
 	}
 	if ttl < 0 {
 		ttl = 0 // -1: no TTL (RESTORE's 0)
 	}
-	if err := s.rdb.Restore(ctx, name, ttl, dump).Err(); err != nil {
+	if err := d.c.Restore(ctx, name, ttl, dump).Err(); err != nil {
 		if strings.HasPrefix(err.Error(), "BUSYKEY") {
 			return false, nil
 		}
 		return false, err
 	}
-	return true, s.rdb.Del(ctx, old).Err()
+	return true, d.c.Del(ctx, old).Err()
 }
 
 // migrateKey moves one old key; false when its new name was taken.
-func (s *Service) migrateKey(ctx context.Context, old string) (bool, error) {
+func (d *DB) migrateKey(ctx context.Context, old string) (bool, error) {
 	name := newKeyName(old)
-	ok, err := s.renameNX(ctx, old, name)
+	ok, err := d.renameNX(ctx, old, name)
 	if err != nil {
 		return false, fmt.Errorf("jobs: key migration: rename a %s key: %w", keyKind(old), err)
 	}
-	if !ok || !strings.HasPrefix(name, keyJobPrefix) {
+	if !ok || !strings.HasPrefix(name, KeyJobPrefix) {
 		return ok, nil
 	}
-	idem, err := s.rdb.HGet(ctx, name, fIdem).Result()
-	if err == nil && strings.HasPrefix(idem, legacyPrefix) {
-		err = s.rdb.HSet(ctx, name, fIdem, newKeyName(idem)).Err()
+	idem, err := d.c.HGet(ctx, name, FieldIdem).Result()
+	if err == nil && strings.HasPrefix(idem, LegacyPrefix) {
+		err = d.c.HSet(ctx, name, FieldIdem, newKeyName(idem)).Err()
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return true, fmt.Errorf("jobs: key migration: a job's idempotency key: %w", err)
@@ -176,11 +172,11 @@ func (s *Service) migrateKey(ctx context.Context, old string) (bool, error) {
 }
 
 // newKeyName is the current name of an old-layout key.
-func newKeyName(old string) string { return keyPrefix + strings.TrimPrefix(old, legacyPrefix) }
+func newKeyName(old string) string { return Prefix + strings.TrimPrefix(old, LegacyPrefix) }
 
 // keyKind is the first segment after the prefix ("job", "credits"), for
 // error messages that must not show owners or ids.
 func keyKind(k string) string {
-	kind, _, _ := strings.Cut(strings.TrimPrefix(k, legacyPrefix), ":")
+	kind, _, _ := strings.Cut(strings.TrimPrefix(k, LegacyPrefix), ":")
 	return kind
 }

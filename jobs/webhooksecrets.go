@@ -11,14 +11,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"fashiond/jobs/internal/rdb"
 )
 
 // DefaultSecretOverlap is how long a rotated-out per-key webhook secret
 // still signs deliveries next to the new one.
 const DefaultSecretOverlap = 24 * time.Hour
-
-// keyHookSecrets is a hash: owner id -> hookSecrets JSON.
-const keyHookSecrets = keyPrefix + "webhook_secrets"
 
 // hookSecrets are an API key's webhook signing secrets: the current one
 // and, until PrevUntil, the one it replaced.
@@ -40,17 +39,17 @@ func newSecret() (string, error) {
 // the key has none yet (HSETNX: concurrent callers agree on one).
 func (s *Service) ownerSecrets(ctx context.Context, owner string) (hookSecrets, error) {
 	var hs hookSecrets
-	v, err := s.rdb.HGet(ctx, keyHookSecrets, owner).Result()
+	v, err := s.rdb.HGet(ctx, rdb.KeyHookSecrets, owner).Result()
 	if errors.Is(err, redis.Nil) {
 		fresh, err := newSecret()
 		if err != nil {
 			return hs, err
 		}
 		rec, _ := json.Marshal(hookSecrets{Current: fresh})
-		if err := s.rdb.HSetNX(ctx, keyHookSecrets, owner, rec).Err(); err != nil {
+		if err := s.rdb.HSetNX(ctx, rdb.KeyHookSecrets, owner, rec).Err(); err != nil {
 			return hs, fmt.Errorf("jobs: webhook secret: %w", err)
 		}
-		v, err = s.rdb.HGet(ctx, keyHookSecrets, owner).Result()
+		v, err = s.rdb.HGet(ctx, rdb.KeyHookSecrets, owner).Result()
 		if err != nil {
 			return hs, fmt.Errorf("jobs: webhook secret: %w", err)
 		}
@@ -107,7 +106,7 @@ func (s *Service) KeyWebhookSecret(ctx context.Context, keyID string, rotate boo
 		return "", err
 	}
 	rec, _ := json.Marshal(hookSecrets{Current: fresh, Previous: hs.Current, PrevUntil: time.Now().Add(overlap).UnixMilli()})
-	if err := s.rdb.HSet(ctx, keyHookSecrets, owner, rec).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, rdb.KeyHookSecrets, owner, rec).Err(); err != nil {
 		return "", fmt.Errorf("jobs: rotate webhook secret: %w", err)
 	}
 	return fresh, nil
@@ -120,7 +119,7 @@ func (s *Service) resolveKeyID(ctx context.Context, keyID string) (string, error
 	if len(keyID) < 8 {
 		return "", errors.New("jobs: key id needs at least 8 hex digits")
 	}
-	owners, err := s.rdb.HKeys(ctx, keyKeys).Result()
+	owners, err := s.rdb.HKeys(ctx, rdb.KeyAPIKeys).Result()
 	if err != nil {
 		return "", fmt.Errorf("jobs: keys: %w", err)
 	}
