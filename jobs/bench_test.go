@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"fashiond/internal/pipelinetest"
+	"fashiond/jobs/internal/rdb"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
-	"fashiond/jobs/internal/rdb"
 	"fashiond/spec"
 	"fashiond/storage"
 )

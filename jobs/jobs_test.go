@@ -26,8 +26,8 @@ import (
 
 	"fashiond/fetch"
 	"fashiond/internal/pipelinetest"
-	"fashiond/pipelines"
 	"fashiond/jobs/internal/rdb"
+	"fashiond/pipelines"
 	"fashiond/spec"
 )
 

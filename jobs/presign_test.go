@@ -10,9 +10,9 @@ import (
 
 	"fashiond/internal/pipelinetest"
 	"fashiond/internal/s3test"
+	"fashiond/jobs/internal/rdb"
 	"fashiond/jobs/redistest"
 	"fashiond/pipelines"
-	"fashiond/jobs/internal/rdb"
 	"fashiond/spec"
 	"fashiond/storage"
 )
