@@ -1,6 +1,7 @@
 // Package body is the one person analysis of the pipelines: it finds every
 // person in a photo (faces from the face detector, connected components of
-// the person mask, a component shared by several faces split between them),
+// the person mask, a component several faces share or claim split between
+// them by each face's pose-model claim: instance.go),
 // chooses the subject by a documented rule, and gives the pipelines the
 // subject's own region, a crop to work on and the compositing that keeps
 // everything outside that region pixel-identical. It is a capability
@@ -134,12 +135,31 @@ func Analyze(ctx context.Context, p models.Perception, img image.Image) (*Analys
 	if err != nil {
 		return nil, fmt.Errorf("body: person mask: %w", err)
 	}
-	return fromPerception(w, h, faces, mask.Binary(pm, MaskThreshold))
+	bin := mask.Binary(pm, MaskThreshold)
+	vis := visibleFaces(faces, w, h)
+	var cl []*claim
+	if len(vis) > 1 {
+		all := make([]int, len(vis))
+		for i := range all {
+			all[i] = i
+		}
+		if cl, err = claims(ctx, p, rgba, vis, all); err != nil {
+			return nil, err
+		}
+	}
+	return fromClaims(w, h, faces, bin, cl)
 }
 
 // fromPerception builds the analysis from detected faces and a binary
 // person mask (both at w x h).
 func fromPerception(w, h int, faces []models.Face, pm *image.Gray) (*Analysis, error) {
+	return fromClaims(w, h, faces, pm, nil)
+}
+
+// fromClaims is fromPerception with each visible face's claim (claims,
+// indexed like visibleFaces(faces); nil: none) splitting the components
+// several faces share or claim (claimants).
+func fromClaims(w, h int, faces []models.Face, pm *image.Gray, claims []*claim) (*Analysis, error) {
 	a := &Analysis{W: w, H: h, Faces: visibleFaces(faces, w, h)}
 	a.MaskCover = float64(mask.Count(pm)) / float64(w*h)
 	lab, sizes := mask.Components(pm)
@@ -147,14 +167,14 @@ func fromPerception(w, h int, faces []models.Face, pm *image.Gray) (*Analysis, e
 	regions := make([]*image.Gray, len(a.Faces))
 	var faceless []*image.Gray
 	for l := 1; l < len(sizes); l++ {
-		fs := owners[int32(l)]
+		fs := claimants(owners[int32(l)], lab, int32(l), sizes[l], a.Faces, claims)
 		switch {
 		case len(fs) == 0 && float64(sizes[l]) >= MinPersonFrac*float64(w*h):
 			faceless = append(faceless, componentMask(lab, int32(l), w, h))
 		case len(fs) == 1:
 			regions[fs[0]] = orMask(regions[fs[0]], componentMask(lab, int32(l), w, h))
 		case len(fs) > 1:
-			splitComponent(lab, int32(l), w, h, a.Faces, fs, regions)
+			splitClaimed(lab, int32(l), w, h, a.Faces, fs, claims, regions)
 		}
 	}
 	for i := range a.Faces {
@@ -269,15 +289,33 @@ func splitCost(f models.Face, x, y float64) float64 {
 }
 
 // partOf returns the face person (index into regions) that the faceless
-// region r is a part of (see attachMaxFrac), the largest such; -1 for none.
+// region r is a part of (see attachMaxFrac): the one whose region is
+// nearest to r (a piece cut off a neighbour's arm stays the neighbour's,
+// however much larger the subject is); -1 for none.
 func partOf(r *image.Gray, regions []*image.Gray) int {
 	rb, ra := mask.BBox(r), mask.Count(r)
-	best, bestA := -1, 0
+	best, bestD := -1, math.Inf(1)
 	for i, g := range regions {
 		gb, ga := mask.BBox(g), mask.Count(g)
 		grown := gb.Inset(-int(attachGrowFrac * float64(max(gb.Dx(), gb.Dy()))))
-		if ra < int(attachMaxFrac*float64(ga)) && rb.Overlaps(grown) && ga > bestA {
-			best, bestA = i, ga
+		if ra >= int(attachMaxFrac*float64(ga)) || !rb.Overlaps(grown) {
+			continue
+		}
+		if d := nearest(r, g); d < bestD {
+			best, bestD = i, d
+		}
+	}
+	return best
+}
+
+// nearest is the smallest squared distance from an on-pixel of r to an
+// on-pixel of g.
+func nearest(r, g *image.Gray) float64 {
+	d := mask.SqDist(g.Rect.Dx(), g.Rect.Dy(), func(i int) bool { return g.Pix[i] >= MaskThreshold })
+	best := math.Inf(1)
+	for i, v := range r.Pix {
+		if v >= MaskThreshold {
+			best = math.Min(best, d[i])
 		}
 	}
 	return best
