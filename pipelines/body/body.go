@@ -8,8 +8,10 @@
 // package: it imports the perception models and the mask primitives, never a
 // model pipeline.
 //
-// Subject rule: the person with the largest visible face; faces whose area
-// is within FaceTieFrac of the largest are tied and the one whose centre is
+// Subject rule: the person with the largest visible face confirmed as a
+// person's (Person.Assumed, Person.Unposed: a large dog's head competes
+// only when no face is confirmed); faces whose area is
+// within FaceTieFrac of the largest are tied and the one whose centre is
 // nearest the image centre wins. Without any face, the largest person-mask
 // component wins (ties likewise broken by centrality).
 package body
@@ -87,6 +89,15 @@ type Person struct {
 	Box image.Rectangle
 	// Area is the number of pixels in Region.
 	Area int
+	// Assumed is true when the person mask holds nothing under the face
+	// and Region is an assumed body below it (assumedBody): a face the
+	// segmentation missed, or the face of something that is not a person
+	// (a printed face). Unposed is true when, in a photo of several faces,
+	// the pose model run around this face found no person whose head lies
+	// on it (a large dog's head held against a woman's: the segmentation
+	// takes the dog for a person). Either way the person is the subject
+	// only when no other face is free of both.
+	Assumed, Unposed bool
 }
 
 // FaceArea is the area of the person's face box (0 without a face).
@@ -177,9 +188,10 @@ func fromClaims(w, h int, faces []models.Face, pm *image.Gray, claims []*claim) 
 			splitClaimed(lab, int32(l), w, h, a.Faces, fs, claims, regions)
 		}
 	}
+	assumed := make([]bool, len(a.Faces))
 	for i := range a.Faces {
 		if regions[i] == nil || mask.Count(regions[i]) == 0 {
-			regions[i] = assumedBody(a.Faces[i], w, h)
+			regions[i], assumed[i] = assumedBody(a.Faces[i], w, h), true
 		}
 	}
 	for _, r := range faceless {
@@ -191,7 +203,7 @@ func fromClaims(w, h int, faces []models.Face, pm *image.Gray, claims []*claim) 
 	}
 	for i := range a.Faces {
 		f := a.Faces[i]
-		a.People = append(a.People, Person{Face: &f, Region: regions[i]})
+		a.People = append(a.People, Person{Face: &f, Region: regions[i], Assumed: assumed[i], Unposed: claims != nil && claims[i] == nil})
 	}
 	if len(a.People) == 0 {
 		return nil, fmt.Errorf("%w: no face detected and the person mask covers %.1f%% of the image", ErrNoPerson, 100*a.MaskCover)
@@ -332,11 +344,16 @@ func assumedBody(f models.Face, w, h int) *image.Gray {
 	return g
 }
 
+// confirmed reports whether the person's face is a person's by every
+// measure taken (not Assumed, not Unposed).
+func (p *Person) confirmed() bool { return !p.Assumed && !p.Unposed }
+
 // chooseSubject applies the subject rule (package doc).
 func chooseSubject(people []Person, w, h int) (int, string) {
-	anyFace := false
+	anyFace, anyOnMask := false, false
 	for i := range people {
 		anyFace = anyFace || people[i].Face != nil
+		anyOnMask = anyOnMask || people[i].Face != nil && people[i].confirmed()
 	}
 	size := func(p *Person) float64 { return p.FaceArea() }
 	what := "largest visible face"
@@ -346,12 +363,17 @@ func chooseSubject(people []Person, w, h int) (int, string) {
 	}
 	top := 0.0
 	for i := range people {
-		top = math.Max(top, size(&people[i]))
+		if !anyOnMask || people[i].confirmed() {
+			top = math.Max(top, size(&people[i]))
+		}
 	}
 	best, bestD := -1, math.Inf(1)
 	tied := 0
 	for i := range people {
 		if size(&people[i]) < (1-FaceTieFrac)*top {
+			continue
+		}
+		if anyOnMask && !people[i].confirmed() {
 			continue
 		}
 		tied++

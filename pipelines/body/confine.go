@@ -12,13 +12,15 @@ import (
 // EditAlpha is how much of an edited image may show at each pixel: 255 on
 // the subject's region, falling linearly to 0 across the blend band (Band
 // pixels wide) around it, and 0 everywhere else, where the input must stay
-// pixel-identical; 0 on every other person's region too, so that the band
-// never reaches into a neighbour the subject touches.
+// pixel-identical; 0 on every other person's region too (where it is not
+// also the subject's: an assumed body box may overlap her), so that the
+// band never reaches into a neighbour the subject touches.
 func (a *Analysis) EditAlpha() *image.Gray {
-	alpha := BandAlpha(a.SubjectPerson().Region, a.Band())
+	own := a.SubjectPerson().Region
+	alpha := BandAlpha(own, a.Band())
 	if a.Several() {
 		for i, v := range a.OthersMask().Pix {
-			if v != 0 {
+			if v != 0 && own.Pix[i] == 0 {
 				alpha.Pix[i] = 0
 			}
 		}

@@ -53,3 +53,4 @@ func TestNeighbourNeverSubject(t *testing.T) {
 		})
 	}
 }
+

@@ -36,6 +36,9 @@ const (
 	// claimHeadTolFaces: the pose's nose must lie within the face box grown
 	// by this many face widths for the pose to be the face's own.
 	claimHeadTolFaces = 0.35
+	// claimEyeTolFaces: each of the pose's eyes must lie within this many
+	// face widths of one of the detector's eye landmarks.
+	claimEyeTolFaces = 0.3
 	// minClaimPresence is the pose presence from which a claim counts.
 	minClaimPresence = 0.5
 	// spillSamples points are sampled along each bone; a claim that covers
@@ -162,6 +165,9 @@ func claimOf(f models.Face, pose *models.Pose, r image.Rectangle, w, h int) *cla
 	if nx < f.Box[0]-tol || nx > f.Box[2]+tol || ny < f.Box[1]-tol || ny > f.Box[3]+tol {
 		return nil
 	}
+	if !f.LandmarksEstimated && !eyesAgree(f, pose, r, fw) {
+		return nil
+	}
 	g := image.NewGray(image.Rect(0, 0, w, h))
 	n := 0
 	for y := 0; y < r.Dy() && y < pose.Mask.Rect.Dy(); y++ {
@@ -185,6 +191,21 @@ func claimOf(f models.Face, pose *models.Pose, r image.Rectangle, w, h int) *cla
 		}
 	}
 	return c
+}
+
+// eyesAgree reports whether the pose's eyes lie on the face detector's
+// eye landmarks (either order: the detector's "right eye" is the image's
+// left), each within claimEyeTolFaces face widths: the pose is a person
+// whose face is f, not a person beside a dog's head the detector took for
+// a face.
+func eyesAgree(f models.Face, pose *models.Pose, r image.Rectangle, fw float64) bool {
+	ox, oy := float64(r.Min.X), float64(r.Min.Y)
+	l, rt := pose.Keypoints[models.KpLeftEye], pose.Keypoints[models.KpRightEye]
+	near := func(k models.Keypoint, p models.Point) bool {
+		return math.Hypot(k.X+ox-p.X, k.Y+oy-p.Y) <= claimEyeTolFaces*fw
+	}
+	a, b := f.Landmarks[0], f.Landmarks[1]
+	return near(l, a) && near(rt, b) || near(l, b) && near(rt, a)
 }
 
 // splitClaimed gives each pixel of component l to one of the faces fs by

@@ -287,7 +287,8 @@ func Score(p Preset, text string) int {
 // Choose picks n presets for free text (a customPrompt, a model
 // description): presets outside the filter are skipped, and when the text
 // names a gender the other gender's presets are too. The rest are ranked
-// by Score, ties broken by a hash of the seed and the id, and returned in
+// by Score (less animalPenalty for a preset showing an animal the text
+// does not name), ties broken by a hash of the seed and the id, and returned in
 // rank order, cycling when n exceeds the candidates, so different samples
 // get different presets where the library has them. Deterministic for a
 // given text, n, seed and library; nil when no preset qualifies.
@@ -296,6 +297,7 @@ func (l *Library) Choose(text string, n int, seed int64, filter Filter) []Preset
 		return nil
 	}
 	g := TextGender(text)
+	asks := asksAnimal(text)
 	type cand struct {
 		p     Preset
 		score int
@@ -311,7 +313,11 @@ func (l *Library) Choose(text string, n int, seed int64, filter Filter) []Preset
 		}
 		h := fnv.New64a()
 		fmt.Fprintf(h, "%d/%s", seed, p.ID)
-		cs = append(cs, cand{p, Score(p, text), h.Sum64()})
+		sc := Score(p, text)
+		if p.Animal() != "" && !asks {
+			sc -= animalPenalty
+		}
+		cs = append(cs, cand{p, sc, h.Sum64()})
 	}
 	if len(cs) == 0 {
 		return nil

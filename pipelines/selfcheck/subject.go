@@ -20,16 +20,17 @@ func ChangedOutsideSubject(orig, out image.Image, a *body.Analysis) pipelines.Ch
 }
 
 // OwnAlpha is the subject's own mask with its blend band (body.BandAlpha),
-// 0 on every other person's region: the pixels an edit of the subject may
-// change.
+// 0 on every other person's region where it is not also the subject's:
+// the pixels an edit of the subject may change.
 func OwnAlpha(a *body.Analysis) *image.Gray {
-	alpha := body.BandAlpha(a.SubjectPerson().Region, a.Band())
+	own := a.SubjectPerson().Region
+	alpha := body.BandAlpha(own, a.Band())
 	for i := range a.People {
 		if i == a.Subject {
 			continue
 		}
 		for k, v := range a.People[i].Region.Pix {
-			if v != 0 {
+			if v != 0 && own.Pix[k] == 0 {
 				alpha.Pix[k] = 0
 			}
 		}
