@@ -53,4 +53,3 @@ func TestNeighbourNeverSubject(t *testing.T) {
 		})
 	}
 }
-
