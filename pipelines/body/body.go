@@ -350,14 +350,27 @@ func (p *Person) confirmed() bool { return !p.Assumed && !p.Unposed }
 
 // chooseSubject applies the subject rule (package doc).
 func chooseSubject(people []Person, w, h int) (int, string) {
-	anyFace, anyOnMask := false, false
+	anyFace, anyOnMask, anyUnposed := false, false, false
 	for i := range people {
 		anyFace = anyFace || people[i].Face != nil
 		anyOnMask = anyOnMask || people[i].Face != nil && people[i].confirmed()
+		anyUnposed = anyUnposed || people[i].Unposed
 	}
 	size := func(p *Person) float64 { return p.FaceArea() }
 	what := "largest visible face"
-	if !anyFace {
+	switch {
+	case anyFace && !anyOnMask && anyUnposed:
+		// No pose confirms any face (a photo cut at the chest): the
+		// detector's confidence, not the size, tells a person's face
+		// from a dog's head.
+		size = func(p *Person) float64 {
+			if p.Face == nil {
+				return 0
+			}
+			return p.Face.Score
+		}
+		what = "most confident face (no face confirmed by the pose model)"
+	case !anyFace:
 		size = func(p *Person) float64 { return float64(p.Area) }
 		what = "largest person (no face visible)"
 	}

@@ -177,7 +177,7 @@ func (pl *Pipeline) sample(ctx context.Context, j *job, i int, bs base, subj *tr
 	}
 	j.progress("style", start+span*0.75, detail)
 	framed, _ := frame(d.img, subj.Analysis.SubjectPerson().Region, j.in.Ratio)
-	styled, err := pl.style(ctx, framed, j.sid, j.seed+int64(i))
+	styled, err := pl.style(ctx, framed, j.sid, j.seed+int64(i), framedFace(subj.Face(), d.img, framed))
 	if err != nil {
 		return pipelines.Output{}, err
 	}
@@ -247,10 +247,15 @@ func (pl *Pipeline) presetBases(in Inputs, g *garment.Garment, seed int64) ([]ba
 }
 
 // style applies the look under the backdrop rule (style.AnalyzeScene) and
-// fails the job naming a failed self-check of the styled photo.
-func (pl *Pipeline) style(ctx context.Context, img *image.RGBA, sid string, seed int64) (*style.Styled, error) {
+// fails the job naming a failed self-check of the styled photo; face (in
+// img's pixels, nil for none) is the dressed subject's face, which the
+// look's face check then measures (style.Scene.FollowFace).
+func (pl *Pipeline) style(ctx context.Context, img *image.RGBA, sid string, seed int64, face *[4]float64) (*style.Styled, error) {
 	scene, err := style.AnalyzeScene(ctx, pl.p, img)
 	if err == nil {
+		if face != nil {
+			scene.FollowFace(*face)
+		}
 		var st *style.Styled
 		if st, err = style.ApplyScene(ctx, pl.p, img, sid, seed, scene); err == nil {
 			return st, pipelines.CheckError(spec.ModelProductToModel, st.Checks)
