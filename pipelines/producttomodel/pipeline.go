@@ -77,6 +77,9 @@ type base struct {
 	// photo names the photo in job errors: "modelImageUrl", "the preset
 	// model photo <id>" or "the generated model photo".
 	photo string
+	// preset is the preset's id ("" for another photo); why says how it
+	// falls short of the request's words (presets.Library.Why), if it does.
+	preset, why string
 }
 
 // job is what every sample of a job shares.
@@ -125,17 +128,11 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		subj, ok := subjects[bs.img]
-		if !ok {
-			if subj, err = pl.findSubject(ctx, bs); err != nil {
+		o, err := pl.dressBase(ctx, j, i, bs, subjects, seen)
+		if err != nil {
+			if o, bs, err = pl.retryPresets(ctx, j, i, bs, err, subjects, seen); err != nil {
 				return nil, err
 			}
-			subjects[bs.img] = subj
-		}
-		// A repeated model gets a different fit.
-		o, err := pl.sample(ctx, j, i, bs, subj, seen[bs.name])
-		if err != nil {
-			return nil, err
 		}
 		seen[bs.name]++
 		o.Notes = append(o.Notes, baseNotes...)
@@ -178,7 +175,7 @@ func (pl *Pipeline) sample(ctx context.Context, j *job, i int, bs base, subj *tr
 	}
 	j.progress("style", start+span*0.75, detail)
 	framed, _ := frame(d.img, subj.Analysis.SubjectPerson().Region, j.in.Ratio)
-	styled, err := pl.style(ctx, framed, j.sid, j.seed+int64(i))
+	styled, err := pl.style(ctx, framed, j.sid, j.seed+int64(i), framedFace(subj.Face(), d.img, framed))
 	if err != nil {
 		return pipelines.Output{}, err
 	}
@@ -187,9 +184,11 @@ func (pl *Pipeline) sample(ctx context.Context, j *job, i int, bs base, subj *tr
 	if err != nil {
 		return pipelines.Output{}, fmt.Errorf("product-to-model: %w", err)
 	}
-	notes := append([]string{
-		fmt.Sprintf("model: %s; look: %s (%s)", bs.name, j.sid, style.Describe(j.sid)),
-	}, d.notes...)
+	notes := []string{fmt.Sprintf("model: %s; look: %s (%s)", bs.name, j.sid, style.Describe(j.sid))}
+	if bs.why != "" {
+		notes = append(notes, bs.why)
+	}
+	notes = append(notes, d.notes...)
 	o := pipelines.Output{
 		Image:  final,
 		Path:   "reference",
@@ -240,16 +239,21 @@ func (pl *Pipeline) presetBases(in Inputs, g *garment.Garment, seed int64) ([]ba
 			}
 			cache[p.ID] = img
 		}
-		bases[i] = base{img, "preset " + p.ID, "the preset model photo " + p.ID}
+		bases[i] = base{img: img, name: "preset " + p.ID, photo: "the preset model photo " + p.ID, preset: p.ID, why: pl.lib.Why(p, in.CustomPrompt, filter)}
 	}
 	return bases, nil
 }
 
 // style applies the look under the backdrop rule (style.AnalyzeScene) and
-// fails the job naming a failed self-check of the styled photo.
-func (pl *Pipeline) style(ctx context.Context, img *image.RGBA, sid string, seed int64) (*style.Styled, error) {
+// fails the job naming a failed self-check of the styled photo; face (in
+// img's pixels, nil for none) is the dressed subject's face, which the
+// look's face check then measures (style.Scene.FollowFace).
+func (pl *Pipeline) style(ctx context.Context, img *image.RGBA, sid string, seed int64, face *[4]float64) (*style.Styled, error) {
 	scene, err := style.AnalyzeScene(ctx, pl.p, img)
 	if err == nil {
+		if face != nil {
+			scene.FollowFace(*face)
+		}
 		var st *style.Styled
 		if st, err = style.ApplyScene(ctx, pl.p, img, sid, seed, scene); err == nil {
 			return st, pipelines.CheckError(spec.ModelProductToModel, st.Checks)

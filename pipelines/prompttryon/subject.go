@@ -41,7 +41,7 @@ func findSubject(ctx context.Context, p perception.Perception, img *image.RGBA) 
 		return nil, pipelines.Transientf("prompt-tryon: perception failed: %v", err)
 	}
 	crop := a.CropRect()
-	return &subject{p: p, img: img, a: a, crop: crop, cropImg: body.Crop(img, crop), alpha: a.EditAlpha()}, nil
+	return &subject{p: p, img: img, a: a, crop: crop, cropImg: a.HideOthers(body.Crop(img, crop), crop), alpha: a.EditAlpha()}, nil
 }
 
 // regionsErr words a findRegions failure on the subject's crop: the pose
@@ -65,7 +65,7 @@ func (s *subject) regionsErr(ctx context.Context, err error) error {
 // subject's region and band pixel-identical, and measures the result.
 func (s *subject) confine(ctx context.Context, dressed *image.RGBA) (*image.RGBA, []pipelines.Check, error) {
 	out := body.ConfineCrop(s.img, dressed, s.crop, s.alpha)
-	checks := []pipelines.Check{selfcheck.ChangedOutside(s.img, out, s.alpha)}
+	checks := []pipelines.Check{selfcheck.ChangedOutsideSubject(s.img, out, s.a)}
 	if f := s.a.SubjectPerson().Face; f != nil {
 		found, err := selfcheck.FaceFound(ctx, s.p, out, *f)
 		if err != nil {

@@ -1,14 +1,17 @@
 // Package body is the one person analysis of the pipelines: it finds every
 // person in a photo (faces from the face detector, connected components of
-// the person mask, a component shared by several faces split between them),
+// the person mask, a component several faces share or claim split between
+// them by each face's pose-model claim: instance.go),
 // chooses the subject by a documented rule, and gives the pipelines the
 // subject's own region, a crop to work on and the compositing that keeps
 // everything outside that region pixel-identical. It is a capability
 // package: it imports the perception models and the mask primitives, never a
 // model pipeline.
 //
-// Subject rule: the person with the largest visible face; faces whose area
-// is within FaceTieFrac of the largest are tied and the one whose centre is
+// Subject rule: the person with the largest visible face confirmed as a
+// person's (Person.Assumed, Person.Unposed: a large dog's head competes
+// only when no face is confirmed); faces whose area is
+// within FaceTieFrac of the largest are tied and the one whose centre is
 // nearest the image centre wins. Without any face, the largest person-mask
 // component wins (ties likewise broken by centrality).
 package body
@@ -86,6 +89,15 @@ type Person struct {
 	Box image.Rectangle
 	// Area is the number of pixels in Region.
 	Area int
+	// Assumed is true when the person mask holds nothing under the face
+	// and Region is an assumed body below it (assumedBody): a face the
+	// segmentation missed, or the face of something that is not a person
+	// (a printed face). Unposed is true when, in a photo of several faces,
+	// the pose model run around this face found no person whose head lies
+	// on it (a large dog's head held against a woman's: the segmentation
+	// takes the dog for a person). Either way the person is the subject
+	// only when no other face is free of both.
+	Assumed, Unposed bool
 }
 
 // FaceArea is the area of the person's face box (0 without a face).
@@ -134,12 +146,31 @@ func Analyze(ctx context.Context, p perception.Perception, img image.Image) (*An
 	if err != nil {
 		return nil, fmt.Errorf("body: person mask: %w", err)
 	}
-	return fromPerception(w, h, faces, mask.Binary(pm, MaskThreshold))
+	bin := mask.Binary(pm, MaskThreshold)
+	vis := visibleFaces(faces, w, h)
+	var cl []*claim
+	if len(vis) > 1 {
+		all := make([]int, len(vis))
+		for i := range all {
+			all[i] = i
+		}
+		if cl, err = claims(ctx, p, rgba, vis, all); err != nil {
+			return nil, err
+		}
+	}
+	return fromClaims(w, h, faces, bin, cl)
 }
 
 // fromPerception builds the analysis from detected faces and a binary
 // person mask (both at w x h).
 func fromPerception(w, h int, faces []perception.Face, pm *image.Gray) (*Analysis, error) {
+	return fromClaims(w, h, faces, pm, nil)
+}
+
+// fromClaims is fromPerception with each visible face's claim (claims,
+// indexed like visibleFaces(faces); nil: none) splitting the components
+// several faces share or claim (claimants).
+func fromClaims(w, h int, faces []perception.Face, pm *image.Gray, claims []*claim) (*Analysis, error) {
 	a := &Analysis{W: w, H: h, Faces: visibleFaces(faces, w, h)}
 	a.MaskCover = float64(mask.Count(pm)) / float64(w*h)
 	lab, sizes := mask.Components(pm)
@@ -147,19 +178,20 @@ func fromPerception(w, h int, faces []perception.Face, pm *image.Gray) (*Analysi
 	regions := make([]*image.Gray, len(a.Faces))
 	var faceless []*image.Gray
 	for l := 1; l < len(sizes); l++ {
-		fs := owners[int32(l)]
+		fs := claimants(owners[int32(l)], lab, int32(l), sizes[l], a.Faces, claims)
 		switch {
 		case len(fs) == 0 && float64(sizes[l]) >= MinPersonFrac*float64(w*h):
 			faceless = append(faceless, componentMask(lab, int32(l), w, h))
 		case len(fs) == 1:
 			regions[fs[0]] = orMask(regions[fs[0]], componentMask(lab, int32(l), w, h))
 		case len(fs) > 1:
-			splitComponent(lab, int32(l), w, h, a.Faces, fs, regions)
+			splitClaimed(lab, int32(l), w, h, a.Faces, fs, claims, regions)
 		}
 	}
+	assumed := make([]bool, len(a.Faces))
 	for i := range a.Faces {
 		if regions[i] == nil || mask.Count(regions[i]) == 0 {
-			regions[i] = assumedBody(a.Faces[i], w, h)
+			regions[i], assumed[i] = assumedBody(a.Faces[i], w, h), true
 		}
 	}
 	for _, r := range faceless {
@@ -171,7 +203,7 @@ func fromPerception(w, h int, faces []perception.Face, pm *image.Gray) (*Analysi
 	}
 	for i := range a.Faces {
 		f := a.Faces[i]
-		a.People = append(a.People, Person{Face: &f, Region: regions[i]})
+		a.People = append(a.People, Person{Face: &f, Region: regions[i], Assumed: assumed[i], Unposed: claims != nil && claims[i] == nil})
 	}
 	if len(a.People) == 0 {
 		return nil, fmt.Errorf("%w: no face detected and the person mask covers %.1f%% of the image", ErrNoPerson, 100*a.MaskCover)
@@ -269,15 +301,33 @@ func splitCost(f perception.Face, x, y float64) float64 {
 }
 
 // partOf returns the face person (index into regions) that the faceless
-// region r is a part of (see attachMaxFrac), the largest such; -1 for none.
+// region r is a part of (see attachMaxFrac): the one whose region is
+// nearest to r (a piece cut off a neighbour's arm stays the neighbour's,
+// however much larger the subject is); -1 for none.
 func partOf(r *image.Gray, regions []*image.Gray) int {
 	rb, ra := mask.BBox(r), mask.Count(r)
-	best, bestA := -1, 0
+	best, bestD := -1, math.Inf(1)
 	for i, g := range regions {
 		gb, ga := mask.BBox(g), mask.Count(g)
 		grown := gb.Inset(-int(attachGrowFrac * float64(max(gb.Dx(), gb.Dy()))))
-		if ra < int(attachMaxFrac*float64(ga)) && rb.Overlaps(grown) && ga > bestA {
-			best, bestA = i, ga
+		if ra >= int(attachMaxFrac*float64(ga)) || !rb.Overlaps(grown) {
+			continue
+		}
+		if d := nearest(r, g); d < bestD {
+			best, bestD = i, d
+		}
+	}
+	return best
+}
+
+// nearest is the smallest squared distance from an on-pixel of r to an
+// on-pixel of g.
+func nearest(r, g *image.Gray) float64 {
+	d := mask.SqDist(g.Rect.Dx(), g.Rect.Dy(), func(i int) bool { return g.Pix[i] >= MaskThreshold })
+	best := math.Inf(1)
+	for i, v := range r.Pix {
+		if v >= MaskThreshold {
+			best = math.Min(best, d[i])
 		}
 	}
 	return best
@@ -294,26 +344,49 @@ func assumedBody(f perception.Face, w, h int) *image.Gray {
 	return g
 }
 
+// confirmed reports whether the person's face is a person's by every
+// measure taken (not Assumed, not Unposed).
+func (p *Person) confirmed() bool { return !p.Assumed && !p.Unposed }
+
 // chooseSubject applies the subject rule (package doc).
 func chooseSubject(people []Person, w, h int) (int, string) {
-	anyFace := false
+	anyFace, anyOnMask, anyUnposed := false, false, false
 	for i := range people {
 		anyFace = anyFace || people[i].Face != nil
+		anyOnMask = anyOnMask || people[i].Face != nil && people[i].confirmed()
+		anyUnposed = anyUnposed || people[i].Unposed
 	}
 	size := func(p *Person) float64 { return p.FaceArea() }
 	what := "largest visible face"
-	if !anyFace {
+	switch {
+	case anyFace && !anyOnMask && anyUnposed:
+		// No pose confirms any face (a photo cut at the chest): the
+		// detector's confidence, not the size, tells a person's face
+		// from a dog's head.
+		size = func(p *Person) float64 {
+			if p.Face == nil {
+				return 0
+			}
+			return p.Face.Score
+		}
+		what = "most confident face (no face confirmed by the pose model)"
+	case !anyFace:
 		size = func(p *Person) float64 { return float64(p.Area) }
 		what = "largest person (no face visible)"
 	}
 	top := 0.0
 	for i := range people {
-		top = math.Max(top, size(&people[i]))
+		if !anyOnMask || people[i].confirmed() {
+			top = math.Max(top, size(&people[i]))
+		}
 	}
 	best, bestD := -1, math.Inf(1)
 	tied := 0
 	for i := range people {
 		if size(&people[i]) < (1-FaceTieFrac)*top {
+			continue
+		}
+		if anyOnMask && !people[i].confirmed() {
 			continue
 		}
 		tied++

@@ -12,9 +12,20 @@ import (
 // EditAlpha is how much of an edited image may show at each pixel: 255 on
 // the subject's region, falling linearly to 0 across the blend band (Band
 // pixels wide) around it, and 0 everywhere else, where the input must stay
-// pixel-identical.
+// pixel-identical; 0 on every other person's region too (where it is not
+// also the subject's: an assumed body box may overlap her), so that the
+// band never reaches into a neighbour the subject touches.
 func (a *Analysis) EditAlpha() *image.Gray {
-	return BandAlpha(a.SubjectPerson().Region, a.Band())
+	own := a.SubjectPerson().Region
+	alpha := BandAlpha(own, a.Band())
+	if a.Several() {
+		for i, v := range a.OthersMask().Pix {
+			if v != 0 && own.Pix[i] == 0 {
+				alpha.Pix[i] = 0
+			}
+		}
+	}
+	return alpha
 }
 
 // BandAlpha is 255 on the on-pixels of region, linear to 0 at band pixels
@@ -159,4 +170,47 @@ func (a *Analysis) ConfineMoved(orig, edited image.Image, moved *image.Gray) (*i
 		}
 	}
 	return Confine(orig, edited, alpha), alpha
+}
+
+// HideOthers returns a copy of crop (the pixels of the photo inside r,
+// origin (0,0)) with every other person's region painted in the mean
+// colour of the crop's pixels that are nobody's, so that the perception a
+// stage runs on the subject's crop (pose, garment parsing) sees the
+// subject alone. The painted pixels never reach an output: EditAlpha is 0
+// on other people's regions.
+func (a *Analysis) HideOthers(crop *image.RGBA, r image.Rectangle) *image.RGBA {
+	out := image.NewRGBA(crop.Rect)
+	copy(out.Pix, crop.Pix)
+	if !a.Several() {
+		return out
+	}
+	others := a.OthersMask()
+	var sum [3]float64
+	n := 0
+	for y := 0; y < r.Dy(); y++ {
+		for x := 0; x < r.Dx(); x++ {
+			k := (y+r.Min.Y)*a.W + x + r.Min.X
+			if others.Pix[k] == 0 && a.SubjectPerson().Region.Pix[k] == 0 {
+				i := y*out.Stride + x*4
+				for c := range 3 {
+					sum[c] += float64(out.Pix[i+c])
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return out
+	}
+	for y := 0; y < r.Dy(); y++ {
+		for x := 0; x < r.Dx(); x++ {
+			if others.Pix[(y+r.Min.Y)*a.W+x+r.Min.X] != 0 {
+				i := y*out.Stride + x*4
+				for c := range 3 {
+					out.Pix[i+c] = uint8(sum[c]/float64(n) + 0.5)
+				}
+			}
+		}
+	}
+	return out
 }

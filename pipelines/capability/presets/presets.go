@@ -288,7 +288,8 @@ func Score(p Preset, text string) int {
 // Choose picks n presets for free text (a customPrompt, a model
 // description): presets outside the filter are skipped, and when the text
 // names a gender the other gender's presets are too. The rest are ranked
-// by Score, ties broken by a hash of the seed and the id, and returned in
+// by Score (less animalPenalty for a preset showing an animal the text
+// does not name), ties broken by a hash of the seed and the id, and returned in
 // rank order, cycling when n exceeds the candidates, so different samples
 // get different presets where the library has them. Deterministic for a
 // given text, n, seed and library; nil when no preset qualifies.
@@ -297,6 +298,7 @@ func (l *Library) Choose(text string, n int, seed int64, filter Filter) []Preset
 		return nil
 	}
 	g := TextGender(text)
+	asks := asksAnimal(text)
 	type cand struct {
 		p     Preset
 		score int
@@ -310,7 +312,11 @@ func (l *Library) Choose(text string, n int, seed int64, filter Filter) []Preset
 		if g != "" && p.Gender != "" && p.Gender != g {
 			continue
 		}
-		cs = append(cs, cand{p, Score(p, text), pipelines.Seed(fmt.Sprintf("%d/%s", seed, p.ID))})
+		sc := Score(p, text)
+		if p.Animal() != "" && !asks {
+			sc -= animalPenalty
+		}
+		cs = append(cs, cand{p, sc, pipelines.Seed(fmt.Sprintf("%d/%s", seed, p.ID))})
 	}
 	if len(cs) == 0 {
 		return nil

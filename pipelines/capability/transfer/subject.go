@@ -84,7 +84,7 @@ func (s *Subject) TryOnRegion(info *TransferInfo) *image.Gray {
 // face_region_change and face_found.
 func (s *Subject) Place(ctx context.Context, p perception.Perception, crop image.Image) (*image.RGBA, []pipelines.Check, error) {
 	final := bodypkg.ConfineCrop(s.Img, crop, s.Crop, s.Alpha)
-	checks := []pipelines.Check{selfcheck.ChangedOutside(s.Img, final, s.Alpha)}
+	checks := []pipelines.Check{selfcheck.ChangedOutsideSubject(s.Img, final, s.Analysis)}
 	if f := s.Face(); f != nil {
 		found, err := selfcheck.FaceFound(ctx, p, final, *f)
 		if err != nil {
