@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"fashiond/internal/testenv"
 	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 )
 
 // TestTryonCrowdStaysOnSubject: the red tee on the crowded photos (a man

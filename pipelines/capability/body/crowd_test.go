@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"fashiond/internal/pipelinetest"
 	"fashiond/internal/testenv"
 	"fashiond/pipelines/capability/body"
-	"fashiond/internal/pipelinetest"
 )
 
 // TestNeighbourNeverSubject: on crowded photos built from the shared real

@@ -5,8 +5,8 @@ import (
 	"image"
 	"testing"
 
-	"fashiond/pipelines/capability/body"
 	"fashiond/internal/pipelinetest"
+	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/selfcheck"
 )
 
