@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def routes(directory):
     """URL path -> local file, from the committed manifests' origin URLs."""
     out = {}
-    for p in sorted(glob.glob(os.path.join(ROOT, "models", "manifests", "*.json"))):
+    for p in sorted(glob.glob(os.path.join(ROOT, "perception", "manifests", "*.json"))):
         with open(p) as f:
             m = json.load(f)
         url = (m.get("origin") or {}).get("url")
