@@ -80,6 +80,9 @@ dist_info() { # name version source
 dist_info diffusers "$diffusers_version" "diffusers commit 58eb52c ($diffusers_sha)"
 dist_info transformers "$transformers_version" "huggingface/transformers commit $transformers_commit"
 dist_info huggingface_hub "$hub_version" "huggingface/huggingface_hub commit $hub_commit"
+mkdir -p "$site/tokenizers"  # a stand-in: see scripts/reference/tokenizers_stub.py
+cp "$repo/scripts/reference/tokenizers_stub.py" "$site/tokenizers/__init__.py"
+dist_info tokenizers "0.22.0+fashiond.stub" "a stand-in (scripts/reference/tokenizers_stub.py), not the Rust package"
 cat >"$rootfs/opt/fashiond-ref/VERSIONS" <<EOF
 diffusers $diffusers_version commit 58eb52c sha256 $diffusers_sha
 transformers $transformers_version commit $transformers_commit
