@@ -45,14 +45,34 @@ def attention_modules(unet):
 
 
 def load_attention(unet, path):
+    """Loads CatVTON's attention checkpoint into the UNet's self-attention modules. The module list holds each
+    attn1 and also its children, so one tensor has several names (0.to_q.weight and 1.weight); the checkpoint,
+    saved without duplicates, carries one of them. Every tensor must be found under one of its names, and
+    every name in the file must be one of the list's."""
     from safetensors.torch import load_file
     if os.path.isdir(path):
         path = os.path.join(path, "model.safetensors")
     state = load_file(path)
-    missing, unexpected = attention_modules(unet).load_state_dict(state, strict=False)
+    own = attention_modules(unet).state_dict(keep_vars=True)
+    aliases = {}
+    for name, t in own.items():
+        aliases.setdefault(t.data_ptr(), []).append(name)
+    missing = []
+    with torch.no_grad():
+        for names in aliases.values():
+            hit = [n for n in names if n in state]
+            if not hit:
+                missing.append(names[0])
+                continue
+            src = state[hit[0]]
+            if src.shape != own[names[0]].shape:
+                raise SystemExit(f"catvton.py: {path}: {hit[0]} has shape {tuple(src.shape)}, the UNet's {tuple(own[names[0]].shape)}")
+            own[names[0]].copy_(src)
+    unexpected = [k for k in state if k not in own]
     if missing or unexpected:
         raise SystemExit(f"catvton.py: {path} does not fit the UNet's self-attention modules: "
-                         f"{len(missing)} missing keys (e.g. {missing[:3]}), {len(unexpected)} unexpected (e.g. {unexpected[:3]})")
+                         f"{len(missing)} missing tensors (e.g. {missing[:3]}), {len(unexpected)} unexpected (e.g. {unexpected[:3]})")
+    print(f"loaded {len(aliases)} self-attention tensors from {path}", flush=True)
 
 
 def keep_hidden_states_input(path, dim, seq_len=77):
