@@ -150,3 +150,21 @@ func writeString(t *testing.T, p, s string) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzReadReference: any reference.json is an error or a checked
+// reference, never a panic.
+func FuzzReadReference(f *testing.F) {
+	f.Add([]byte(`{"prompt": "a coat", "steps": 8, "seed": 3, "width": 64, "height": 64, "tolerance": 0.01}`))
+	f.Add([]byte(`{"mode": "img2img"}`))
+	f.Add([]byte(`{"width": 64, "height": 64, "noise": "n.f32", "expected": "e.png"}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		writeString(t, filepath.Join(dir, FileReference), string(b))
+		writeString(t, filepath.Join(dir, "noise.f32"), string(make([]byte, 8)))
+		ref, px, err := ReadReference(dir)
+		if err == nil && (len(px) != 3*ref.Width*ref.Height || ref.Tolerance <= 0) {
+			t.Fatalf("accepted %q: %+v with %d pixels", b, ref, len(px))
+		}
+	})
+}
