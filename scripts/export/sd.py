@@ -59,7 +59,10 @@ def export(src, out, fp16=False, optimize=None, config=None, latent=64):
     tok = os.path.join(cfgdir, "tokenizer")
     if not os.path.isdir(tok):
         raise SystemExit(f"sd.py: {tok} is missing (CLIP's vocab.json and merges.txt)")
-    shutil.rmtree(os.path.join(out, "tokenizer"), ignore_errors=True)
+    dst = os.path.join(out, "tokenizer")
+    if os.path.islink(dst):
+        os.remove(dst)
+    shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(tok, os.path.join(out, "tokenizer"))
     pipeline = PIPELINES.get(unet.config.in_channels)
     if pipeline is None:
