@@ -199,7 +199,10 @@ func (m *Model) encodeImage(ctx context.Context, j *job, planes []float32) ([]fl
 // every step.
 func (m *Model) denoise(ctx context.Context, j *job) ([]float32, error) {
 	var x []float32
-	if j.mode == ModeText || j.req.Strength >= 1 {
+	// As diffusers: inpainting at strength 1 starts from pure noise
+	// (is_strength_max); img2img always noises the image to the first
+	// call's level, strength 1 included (a trace of the image remains).
+	if j.mode == ModeText || (j.mode == ModeInpaint && j.req.Strength >= 1) {
 		x = scaled(j.noise, j.s.InitNoiseSigma())
 	} else {
 		x = j.s.AddNoise(j.init, j.noise, 0)

@@ -254,6 +254,11 @@ func sanitizeName(s string) string {
 // copyTree copies a file or a directory tree; a missing source is skipped
 // (Load says what is required).
 func copyTree(ctx context.Context, src, dst string) error {
+	// A component may be a link to another folder's (exports that share a
+	// text encoder or tokenizer); the copy holds the files.
+	if real, err := filepath.EvalSymlinks(src); err == nil {
+		src = real
+	}
 	st, err := os.Stat(src)
 	if os.IsNotExist(err) {
 		return nil

@@ -34,6 +34,11 @@ import (
 //	         generative model (see docs/GENERATIVE.md)
 //	remove NAME
 //	         removes an installed generative model
+//	verify --reference DIR --name NAME
+//	         compares an installed generative model's picture with a
+//	         reference folder's (scripts/export/sd.py --reference)
+//	noise --seed N FILE
+//	         writes the engine's noise stream for a seed (float32)
 func cmdModels(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -51,6 +56,8 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 		fmt.Fprintln(w, "usage: fashiond models [list|verify|install] [flags]")
 		fmt.Fprintln(w, "       fashiond models install [--name NAME] [--task text-to-image|inpainting] [--max-batch N] DIR")
 		fmt.Fprintln(w, "       fashiond models remove NAME")
+		fmt.Fprintln(w, "       fashiond models verify --reference DIR --name NAME")
+		fmt.Fprintln(w, "       fashiond models noise --seed N [--count C] FILE")
 		fs.PrintDefaults()
 	}
 	var cfg config.Config
@@ -59,6 +66,8 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 	if sub == "install" {
 		gen.register(fs)
 	}
+	var ref referenceFlags
+	ref.register(fs, sub)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -69,6 +78,12 @@ func runModels(ctx context.Context, args []string, w io.Writer) error {
 	switch {
 	case sub == "install" && len(pos) == 1:
 		return installGenerative(ctx, w, cfg, gen, pos[0])
+	case sub == "noise" && len(pos) == 1:
+		return writeNoise(w, ref, pos[0])
+	case sub == "noise":
+		return errors.New("fashiond models noise: name the output file (fashiond models noise --seed N FILE)")
+	case sub == "verify" && ref.reference != "":
+		return verifyReference(ctx, w, cfg, ref)
 	case sub == "remove" && len(pos) == 1:
 		if err := diffusion.Remove(cfg.ModelsDir, pos[0]); err != nil {
 			return err

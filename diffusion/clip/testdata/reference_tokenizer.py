@@ -39,7 +39,8 @@ def whitespace_clean(text):
 class SimpleTokenizer:
     def __init__(self, bpe_path):
         self.byte_encoder = bytes_to_unicode()
-        merges = gzip.open(bpe_path).read().decode("utf-8").split('\n')
+        # OpenAI's bpe_simple_vocab_16e6.txt.gz, or an export's tokenizer/merges.txt (same lines, plain text)
+        merges = (gzip.open if bpe_path.endswith(".gz") else open)(bpe_path, "rb").read().decode("utf-8").split('\n')
         merges = merges[1:49152 - 256 - 2 + 1]
         merges = [tuple(merge.split()) for merge in merges]
         vocab = list(bytes_to_unicode().values())
