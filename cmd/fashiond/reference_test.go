@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"fashiond/diffusion"
-	"fashiond/models/testenv"
+	"fashiond/internal/testenv"
 )
 
 // TestVerifyReference is docs/GENERATIVE.md's "checking your export"
