@@ -29,14 +29,18 @@ identity so the clamped float output is kept.
 """
 import argparse
 import gzip
+import importlib.util
 import json
 import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fashn_vton as exporter  # noqa: E402  (scripts/export/fashn_vton.py)
+# scripts/export/fashn_vton.py, loaded under another name: "fashn_vton" is
+# the repository's package.
+_spec = importlib.util.spec_from_file_location("fashn_export", os.path.join(os.path.dirname(os.path.abspath(__file__)), "fashn_vton.py"))
+exporter = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(exporter)
 
 STEPS, MU, GUIDANCE, SKIP = 6, 1.5, 1.5, 1
 

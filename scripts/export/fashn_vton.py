@@ -56,12 +56,24 @@ def _stub(name):
     """A module whose attributes raise when used (for unused imports)."""
     mod = types.ModuleType(name)
 
-    def missing(attr):
-        def fail(*a, **k):
-            raise RuntimeError(f"{name}.{attr} is a stub installed by fashiond's export script")
-        return fail
+    class Missing(dict):
+        # Empty as a constant (iterable, .get), raising when called.
+        def __init__(self, attr):
+            super().__init__()
+            self.attr = attr
 
-    mod.__getattr__ = lambda attr: missing(attr)
+        def __call__(self, *a, **k):
+            raise RuntimeError(f"{name}.{self.attr} is a stub installed by fashiond's export script")
+
+    def missing(attr):
+        return Missing(attr)
+
+    def getattr_(attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return missing(attr)
+
+    mod.__getattr__ = getattr_
     mod.__path__ = []
     return mod
 
@@ -129,11 +141,43 @@ def check_fp16_range(model):
     return torch.float16
 
 
+def constant_positions(model):
+    """Replaces model.pe_embedder by its output for the model's fixed grid.
+
+    The rotary embedding depends only on the token grid, which is the same
+    for every call and both streams; the reference computes it in float64
+    (torch.einsum promotes), which the TorchScript exporter writes as an
+    Einsum of mixed types and float64 Cos/Sin that ONNX Runtime's CPU
+    kernels lack. The reference EmbedND computes it once here (from the ids
+    the model itself passes it, captured by a hook on a batch-1 call) and
+    the graph carries the float32 result as a constant, broadcast over the
+    batch exactly as the reference's batch-repeated copy is."""
+    import torch
+    captured = {}
+
+    def hook(_mod, args):
+        captured.setdefault("ids", args[0][:1].clone())
+
+    handle = model.pe_embedder.register_forward_pre_hook(hook)
+    with torch.inference_mode():
+        Export.wrap(model)(*example_inputs(model, 1, torch.float32))
+    handle.remove()
+    with torch.inference_mode():
+        pe = model.pe_embedder(captured["ids"]).float().clone()
+
+    class ConstantPE(torch.nn.Module):
+        def forward(self, ids):
+            return pe
+
+    model.pe_embedder = ConstantPE()
+
+
 def export(model, out, dtype_name, weights_kind, opset=17):
     """Writes out/ (fashiond.json, transformer/model.onnx + .data) and
     returns the torch reference output for example_inputs(seed=0)."""
     import onnx
     import torch
+    constant_positions(model)
     dtype = torch.float32
     if dtype_name == "fp16":
         dtype = check_fp16_range(model)
