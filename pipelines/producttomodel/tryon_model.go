@@ -85,6 +85,8 @@ func (pl *Pipeline) tryOn(ctx context.Context, subj *transfer.Subject, product i
 	}
 	out, gi, err := pl.ton.TryOn(ctx, subj.CropImage(), product, subj.TryOnRegion(info), generative.TryOnOptions{
 		Seed: uint64(o.Seed + int64(o.Variation)), Steps: transfer.TryOnSteps(o.Accuracy), Progress: progress,
+		// The product photo is taken as a flat-lay (no wearer's pose).
+		Kind: info.Kind, FlatLay: true,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
