@@ -155,13 +155,21 @@ def constant_positions(model):
     import torch
     captured = {}
 
+    class Captured(Exception):
+        pass
+
     def hook(_mod, args):
-        captured.setdefault("ids", args[0][:1].clone())
+        captured["ids"] = args[0][:1].clone()
+        raise Captured  # the rest of the forward pass is not needed
 
     handle = model.pe_embedder.register_forward_pre_hook(hook)
-    with torch.inference_mode():
-        Export.wrap(model)(*example_inputs(model, 1, torch.float32))
-    handle.remove()
+    try:
+        with torch.inference_mode():
+            Export.wrap(model)(*example_inputs(model, 1, next(model.parameters()).dtype))
+    except Captured:
+        pass
+    finally:
+        handle.remove()
     with torch.inference_mode():
         pe = model.pe_embedder(captured["ids"]).float().clone()
 
@@ -172,9 +180,10 @@ def constant_positions(model):
     model.pe_embedder = ConstantPE()
 
 
-def export(model, out, dtype_name, weights_kind, opset=17):
+def export(model, out, dtype_name, weights_kind, opset=17, batch=2, reference=True):
     """Writes out/ (fashiond.json, transformer/model.onnx + .data) and
-    returns the torch reference output for example_inputs(seed=0)."""
+    returns example_inputs(batch, seed 0) and, with reference, torch's
+    output for them (a full forward pass: minutes at full size on a CPU)."""
     import onnx
     import torch
     constant_positions(model)
@@ -182,9 +191,11 @@ def export(model, out, dtype_name, weights_kind, opset=17):
     if dtype_name == "fp16":
         dtype = check_fp16_range(model)
     wrapper = Export.wrap(model).to(dtype)
-    args = example_inputs(model, 2, dtype)
-    with torch.inference_mode():
-        ref = wrapper(*args).float()
+    args = example_inputs(model, batch, dtype)
+    ref = None
+    if reference:
+        with torch.inference_mode():
+            ref = wrapper(*args).float()
     os.makedirs(os.path.join(out, "transformer"), exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="fashn-export-")
     try:
@@ -219,9 +230,13 @@ def verify(out, args, ref):
     except ImportError:
         print("onnxruntime missing: graph not checked", file=sys.stderr)
         return None
-    sess = ort.InferenceSession(os.path.join(out, "transformer", "model.onnx"), providers=["CPUExecutionProvider"])
     feeds = {n: a.numpy() for n, a in zip(INPUTS, args)}
-    got = sess.run(["velocity"], feeds)[0].astype("float32")
+    try:
+        sess = ort.InferenceSession(os.path.join(out, "transformer", "model.onnx"), providers=["CPUExecutionProvider"])
+        got = sess.run(["velocity"], feeds)[0].astype("float32")
+    except Exception as e:  # e.g. a float16 kernel missing on the CPU
+        print(f"onnxruntime could not run the graph here: {e}", file=sys.stderr)
+        return None
     diff = float(abs(got - ref.numpy()).max())
     print(f"onnxruntime vs torch: max |diff| {diff:.3g} over {got.size} values", file=sys.stderr)
     return diff
@@ -235,6 +250,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dtype", choices=["fp16", "fp32"], default="fp16")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--no-verify", action="store_true",
+                    help="skip the torch-vs-onnxruntime check (two more forward passes; minutes at full size on a CPU)")
     a = ap.parse_args()
     if bool(a.weights) == bool(a.random):
         ap.error("give exactly one of --weights and --random")
@@ -244,8 +261,11 @@ def main():
     model = fv.TryOnModel(**(SMALL if a.random == "small" else FULL)).eval()
     if a.weights:
         load_weights(model, a.weights)
-    args, ref = export(model, a.out, a.dtype, "random" if a.random else "released")
-    verify(a.out, args, ref)
+    verify_it = not a.no_verify
+    args, ref = export(model, a.out, a.dtype, "random" if a.random else "released",
+                       batch=2 if verify_it else 1, reference=verify_it)
+    if verify_it:
+        verify(a.out, args, ref)
     print(f"wrote {a.out} ({a.dtype}, {'random ' + a.random if a.random else 'released'} weights)", file=sys.stderr)
 
 
