@@ -22,6 +22,12 @@ onnxruntime). REPO is github.com/fashn-AI/fashn-vton-1.5 at 7c0f10a. Writes:
   detector.json + .f32.gz  YOLOX post-processing (demo_postprocess, NMS,
                         filters) on a fixed sparse raw output
 
+Regenerate (after merging scripts/reference/ from the parity branch):
+  git --git-dir=<mirror of fashn-AI/fashn-vton-1.5> archive 7c0f10a src | tar -x -C tmp/fashn-src
+  scripts/reference/run.sh scripts/export/fashn_parity.py --src tmp/fashn-src/src --out diffusion/testdata/fashn
+(the source must lie inside the repository: run.sh binds only it and ../shared). The
+committed fixtures were made this way with a runner binding this worktree.
+
 The .f32 files are little-endian float32 arrays, concatenated; the JSON
 index gives each array's name, offset (in floats) and shape. torch.randn is
 replaced by the fixed noise while _sample runs, and tensor_to_pil by the
