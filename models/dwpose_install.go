@@ -104,3 +104,26 @@ func OpenDWPose(ctx context.Context, rt *inference.Runtime, modelsDir, device st
 	}
 	return LoadDWPose(ctx, rt, dir, device)
 }
+
+// DWPoseStatus says whether DWPose is installed under modelsDir and, when
+// it is, whether its files still match the record (for listings).
+func DWPoseStatus(ctx context.Context, modelsDir string) string {
+	dir := filepath.Join(modelsDir, DWPoseDir)
+	b, err := os.ReadFile(filepath.Join(dir, dwRecordFile))
+	if os.IsNotExist(err) {
+		return "not installed (FASHN VTON pose maps fall back to BlazePose, body only; see docs/GENERATIVE.md)"
+	}
+	var rec DWPoseRecord
+	if err == nil {
+		err = json.Unmarshal(b, &rec)
+	}
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	for _, f := range []string{FileYOLOX, FileDWPose} {
+		if sum, err := fileSHA256(ctx, filepath.Join(dir, f)); err != nil || sum != rec.Files[f] {
+			return fmt.Sprintf("%s does not match its recorded sha256 (reinstall)", f)
+		}
+	}
+	return "verified (" + dir + ")"
+}

@@ -31,6 +31,9 @@ func TestInstallAndRunDWPoseContract(t *testing.T) {
 	if d, err := OpenDWPose(ctx, rt, models, "cpu"); d != nil || err != nil {
 		t.Fatalf("nothing installed: %v, %v", d, err)
 	}
+	if s := DWPoseStatus(ctx, models); !strings.HasPrefix(s, "not installed") {
+		t.Errorf("status before install: %s", s)
+	}
 	rec, err := InstallDWPose(ctx, rt, dwContract, models)
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +44,9 @@ func TestInstallAndRunDWPoseContract(t *testing.T) {
 	d, err := OpenDWPose(ctx, rt, models, "cpu")
 	if err != nil || d == nil {
 		t.Fatalf("open: %v", err)
+	}
+	if s := DWPoseStatus(ctx, models); !strings.HasPrefix(s, "verified") {
+		t.Errorf("status after install: %s", s)
 	}
 	defer d.Close()
 	const W, H = 200, 300
@@ -78,6 +84,9 @@ func TestInstallAndRunDWPoseContract(t *testing.T) {
 	}
 	if _, err := OpenDWPose(ctx, rt, models, "cpu"); err == nil || !strings.Contains(err.Error(), "sha256") {
 		t.Fatalf("tampered file: %v", err)
+	}
+	if s := DWPoseStatus(ctx, models); !strings.Contains(s, FileYOLOX) || !strings.Contains(s, "sha256") {
+		t.Errorf("status after tampering: %s", s)
 	}
 	if _, err := InstallDWPose(ctx, rt, t.TempDir(), models); err == nil || !strings.Contains(err.Error(), FileYOLOX) {
 		t.Fatalf("empty folder: %v", err)

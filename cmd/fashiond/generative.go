@@ -103,6 +103,7 @@ func printGenerative(ctx context.Context, w io.Writer, cfg config.Config) bool {
 		fmt.Fprintf(w, "generative models: %v\n", err)
 		return false
 	}
+	fmt.Fprintf(w, "\nDWPose (FASHN VTON's pose model): %s\n", models.DWPoseStatus(ctx, cfg.ModelsDir))
 	fmt.Fprintf(w, "\ngenerative models (%s):\n", diffusion.RepoDir(cfg.ModelsDir))
 	if len(list) == 0 {
 		fmt.Fprintln(w, "  none installed (fashiond models install [--name NAME] DIR; see docs/GENERATIVE.md)")
