@@ -90,6 +90,58 @@ func TestFashnVTONOracle(t *testing.T) {
 	}
 }
 
+// TestFashnVTONWornGarmentIsCutOut: a worn garment photo is greyed (127)
+// outside its garment mask before it is fed, so with the oracle the output
+// under the unmasked half follows grey, under the masked half the garment.
+func TestFashnVTONWornGarmentIsCutOut(t *testing.T) {
+	rt, err := inference.Open(context.Background(), inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	m, err := diffusion.LoadFashnVTON(context.Background(), rt, filepath.Join(pipelinetest.Root(), "diffusion/testdata/fashn/oracle"), diffusion.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ton, err := generative.NewFashnVTON(m, models.BlazePoseSource{P: nobody{}}, "drawn from a test pose model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, gc := color.NRGBA{200, 100, 50, 255}, color.NRGBA{40, 90, 160, 255}
+	person, garment := uniform(96, 144, pc), uniform(96, 144, gc)
+	gmask := image.NewGray(garment.Rect) // the garment is the left half
+	all := image.NewGray(person.Rect)
+	for i := range all.Pix {
+		all.Pix[i] = 255
+		if i%96 < 48 {
+			gmask.Pix[i] = 255
+		}
+	}
+	out, _, err := ton.TryOn(context.Background(), person, garment, all, generative.TryOnOptions{Seed: 1, Steps: 3, Kind: "top", GarmentMask: gmask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect := func(g uint8, k int) uint8 {
+		v := []uint8{pc.R, pc.G, pc.B}[k]
+		d := float32(0.5)*(float32(v)/127.5-1) + float32(0.25)*(float32(g)/127.5-1) - 0.125 - 0.0625 + 0.01
+		return uint8((d + 1) * 0.5 * 255)
+	}
+	for k := range 3 {
+		left, right := out.Pix[4*(72*96+16)+k], out.Pix[4*(72*96+80)+k]
+		if wl, wr := expect([]uint8{gc.R, gc.G, gc.B}[k], k), expect(127, k); absDiff(left, wl) > 1 || absDiff(right, wr) > 1 {
+			t.Errorf("channel %d: garment side %d (want %d), cut-out side %d (want %d)", k, left, wl, right, wr)
+		}
+	}
+}
+
+func absDiff(a, b uint8) uint8 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
 func TestFashnCategory(t *testing.T) {
 	for kind, want := range map[string]string{"top": "tops", "bottom": "bottoms", "full": "one-pieces", "": "tops"} {
 		if got := generative.FashnCategory(kind); got != want {
