@@ -21,6 +21,8 @@ onnxruntime). REPO is github.com/fashn-AI/fashn-vton-1.5 at 7c0f10a. Writes:
                         hand-made pose
   detector.json + .f32.gz  YOLOX post-processing (demo_postprocess, NMS,
                         filters) on a fixed sparse raw output
+  resize-*.png          ResizePad to 576x864: pose-manual.png (nearest exact,
+                        enlarged) and a 720x960 block pattern (INTER_AREA)
 
 Regenerate (after merging scripts/reference/ from the parity branch):
   git --git-dir=<mirror of fashn-AI/fashn-vton-1.5> archive 7c0f10a src | tar -x -C tmp/fashn-src
@@ -230,11 +232,30 @@ def detector_fixture(out):
     blob.write(os.path.join(out, "detector"), meta, gz=True)
 
 
+def resize_fixture(out):
+    """The pipeline's ResizePad(576x864) as the reference calls it: a pose
+    map with INTER_NEAREST_EXACT (enlarged), an RGB block pattern with the
+    default (INTER_AREA when shrinking)."""
+    import cv2
+    from fashn_vton.preprocessing import ResizePad
+    rp = ResizePad((576, 864), backend="opencv")
+    pose = cv2.imread(os.path.join(out, "pose-manual.png"), cv2.IMREAD_GRAYSCALE)
+    cv2.imwrite(os.path.join(out, "resize-pose.png"), rp(pose, interpolation=cv2.INTER_NEAREST_EXACT))
+    # Blocks of 13x17 pixels from an 8-colour palette: edges at every
+    # phase of the 0.8 scale, and a PNG of a few kB.
+    y, x = np.mgrid[0:960, 0:720]
+    palette = np.array([[230, 30, 40], [20, 200, 90], [40, 60, 220], [250, 250, 250],
+                        [10, 10, 10], [200, 180, 20], [120, 40, 160], [90, 160, 200]], np.uint8)
+    rgb = palette[((x // 13) * 3 + (y // 17) * 5) % 8]
+    cv2.imwrite(os.path.join(out, "resize-photo-in.png"), rgb[..., ::-1])
+    cv2.imwrite(os.path.join(out, "resize-photo.png"), rp(rgb)[..., ::-1])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default="sampler,pose,detector")
+    ap.add_argument("--only", default="sampler,pose,detector,resize")
     a = ap.parse_args()
     fv = exporter.import_fashn(a.src)
     os.makedirs(a.out, exist_ok=True)
@@ -245,6 +266,8 @@ def main():
         pose_fixture(fv, a.out)
     if "detector" in parts:
         detector_fixture(a.out)
+    if "resize" in parts:
+        resize_fixture(a.out)
 
 
 if __name__ == "__main__":
