@@ -87,9 +87,9 @@ func padPlanes(get func(x, y, c int) uint8, c int, f FashnFit) []float32 {
 }
 
 // FashnRGB resize-pads an RGB photo into the model's size and scales it to
-// [-1, 1] (3 planes): cv2.INTER_AREA when shrinking and LANCZOS4 when
-// enlarging in the reference; here the imaging library's box and Lanczos
-// filters, which agree to a few grey levels, not bit for bit.
+// [-1, 1] (3 planes): shrinking with OpenCV's INTER_AREA rules (as the
+// reference); enlarging with the imaging library's Lanczos (the reference
+// uses cv2 LANCZOS4: close, not bit for bit).
 func FashnRGB(img image.Image, tw, th int) ([]float32, FashnFit) {
 	b := img.Bounds()
 	f := fashnFit(b.Dx(), b.Dy(), tw, th)
@@ -98,7 +98,7 @@ func FashnRGB(img image.Image, tw, th int) ([]float32, FashnFit) {
 	case f.W == b.Dx() && f.H == b.Dy():
 		rs = imaging.Clone(img)
 	case f.W < b.Dx():
-		rs = imaging.Resize(img, f.W, f.H, imaging.Box)
+		rs = resizeAreaCV(img, f.W, f.H)
 	default:
 		rs = imaging.Resize(img, f.W, f.H, imaging.Lanczos)
 	}
