@@ -146,7 +146,7 @@ type FashnInputs struct {
 func fashnPreSide(tw, th int) int { return max(tw, th) }
 
 // PrepareFashn builds the inputs for a person photo and a garment photo:
-// pre-resize (Lanczos, never enlarging), poses (the garment's is the
+// pre-resize (Pillow's LANCZOS, never enlarging), poses (the garment's is the
 // flat-lay dummy when flatLay), pose maps, resize-pad and scaling. The
 // person photo is not masked (the reference's segmentation-free mode).
 func PrepareFashn(ctx context.Context, poses PoseSource, person, garment image.Image, flatLay bool, tw, th int) (*FashnInputs, error) {
@@ -160,7 +160,7 @@ func PrepareFashn(ctx context.Context, poses PoseSource, person, garment image.I
 		if w == b.Dx() && h == b.Dy() {
 			return img
 		}
-		return imaging.Resize(img, w, h, imaging.Lanczos)
+		return resizePILLanczos(img, w, h)
 	}
 	p, g := pre(person), pre(garment)
 	pp, err := poses.Detect(ctx, p)

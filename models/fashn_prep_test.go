@@ -71,3 +71,31 @@ func TestResizePadMatchesReference(t *testing.T) {
 		t.Errorf("photo differs from the reference's INTER_AREA by up to %.0f levels", worst)
 	}
 }
+
+// TestPreResizeMatchesPillow: the pipeline's pre-resize (PIL LANCZOS, fit
+// 864×864) of the block pattern, 720×960 → 648×864, equal to Pillow's.
+func TestPreResizeMatchesPillow(t *testing.T) {
+	in := readPNG(t, filepath.Join(fashnFixtures, "resize-photo-in.png"))
+	want := readPNG(t, filepath.Join(fashnFixtures, "resize-pre.png"))
+	w, h := fashnPreSize(in.Bounds().Dx(), in.Bounds().Dy(), 864)
+	if w != 648 || h != 864 || want.Bounds().Dx() != w || want.Bounds().Dy() != h {
+		t.Fatalf("pre-resize %dx%d, reference %v", w, h, want.Bounds().Size())
+	}
+	got := resizePILLanczos(in, w, h)
+	bad, worst := 0, 0
+	for y := range h {
+		for x := range w {
+			r, g, b, _ := want.At(x, y).RGBA()
+			for k, v := range []uint32{r >> 8, g >> 8, b >> 8} {
+				if d := int(got.Pix[y*got.Stride+4*x+k]) - int(v); d != 0 {
+					bad++
+					worst = max(worst, d, -d)
+				}
+			}
+		}
+	}
+	t.Logf("pre-resize: %d of %d values differ from Pillow's LANCZOS (max %d)", bad, 3*w*h, worst)
+	if bad != 0 {
+		t.Errorf("%d values differ from Pillow's (max %d levels)", bad, worst)
+	}
+}

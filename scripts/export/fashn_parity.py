@@ -22,7 +22,8 @@ onnxruntime). REPO is github.com/fashn-AI/fashn-vton-1.5 at 7c0f10a. Writes:
   detector.json + .f32.gz  YOLOX post-processing (demo_postprocess, NMS,
                         filters) on a fixed sparse raw output
   resize-*.png          ResizePad to 576x864: pose-manual.png (nearest exact,
-                        enlarged) and a 720x960 block pattern (INTER_AREA)
+                        enlarged) and a 720x960 block pattern (INTER_AREA);
+                        resize-pre.png: the pattern pre-resized by PIL LANCZOS
 
 Regenerate (after merging scripts/reference/ from the parity branch):
   git --git-dir=<mirror of fashn-AI/fashn-vton-1.5> archive 7c0f10a src | tar -x -C tmp/fashn-src
@@ -249,6 +250,12 @@ def resize_fixture(out):
     rgb = palette[((x // 13) * 3 + (y // 17) * 5) % 8]
     cv2.imwrite(os.path.join(out, "resize-photo-in.png"), rgb[..., ::-1])
     cv2.imwrite(os.path.join(out, "resize-photo.png"), rp(rgb)[..., ::-1])
+    # The pipeline's pre-resize (PIL LANCZOS, fit 864x864, never enlarging)
+    # of the same pattern: 720x960 -> 648x864.
+    from PIL import Image
+    from fashn_vton.preprocessing import AspectPreserveResize
+    pre = AspectPreserveResize(target_size=(864, 864), mode="fit", backend="pil")
+    pre(Image.fromarray(rgb), allow_upsampling=False).save(os.path.join(out, "resize-pre.png"))
 
 
 def main():
