@@ -91,8 +91,8 @@ func Install(ctx context.Context, rt *inference.Runtime, src, modelsDir string, 
 	if opts.Task != "" && opts.Task != TextToImage && opts.Task != Inpainting && opts.Task != TryOn {
 		return nil, fmt.Errorf("diffusion: install: task %q must be %s, %s or %s", opts.Task, TextToImage, Inpainting, TryOn)
 	}
-	if _, err := os.Stat(filepath.Join(src, fileIndex)); err != nil {
-		return nil, fmt.Errorf("diffusion: install: %s is not a Stable Diffusion ONNX export: %s: %w", src, fileIndex, err)
+	if _, err := os.Stat(filepath.Join(src, fileIndex)); err != nil && !isFashnFolder(src) {
+		return nil, fmt.Errorf("diffusion: install: %s is not a Stable Diffusion ONNX export (nor a %s export with %s): %s: %w", src, LayoutFashnVTON, FileLayout, fileIndex, err)
 	}
 	dest := filepath.Join(RepoDir(modelsDir), opts.Name)
 	if _, err := os.Stat(dest); err == nil {
@@ -118,6 +118,9 @@ func Install(ctx context.Context, rt *inference.Runtime, src, modelsDir string, 
 
 // stage copies, adapts, validates and records the folder in staging.
 func stage(ctx context.Context, rt *inference.Runtime, src, staging string, opts InstallOptions) (*Record, error) {
+	if isFashnFolder(src) {
+		return stageFashn(ctx, rt, src, staging, opts)
+	}
 	for _, part := range copied {
 		if err := copyTree(ctx, filepath.Join(src, part), filepath.Join(staging, part)); err != nil {
 			return nil, err
@@ -434,6 +437,9 @@ func Open(ctx context.Context, rt *inference.Runtime, modelsDir, name string, op
 			return nil, fmt.Errorf("diffusion: no installed model %q in %s (fashiond models install --name %s DIR)", name, RepoDir(modelsDir), name)
 		}
 		return nil, fmt.Errorf("diffusion: model %s: %s: %w", name, in.State, in.Err)
+	}
+	if in.Record.Layout == LayoutFashnVTON {
+		return nil, fmt.Errorf("diffusion: model %s has the %s layout: open it with diffusion.OpenFashnVTON", name, LayoutFashnVTON)
 	}
 	opts.Name = name
 	if opts.MaxBatch == 0 {

@@ -100,7 +100,7 @@ func NewObserved(ctx context.Context, cfg config.Config, log *slog.Logger, obs O
 	}
 	roles := map[diffusion.Task]string{diffusion.Inpainting: cfg.GenerativeInpainting, diffusion.TextToImage: cfg.GenerativeTextToImage,
 		diffusion.TryOn: cfg.GenerativeTryOn}
-	gen, gcl, err := openGenerative(ctx, rt, cfg.ModelsDir, roles, diffusion.Options{Batching: batching, Observer: obs.UNet}, log)
+	gen, gcl, err := openGenerative(ctx, rt, cfg.ModelsDir, roles, diffusion.Options{Batching: batching, Observer: obs.UNet}, suite, log)
 	if err != nil {
 		cl.Close()
 		return nil, nil, err
@@ -164,12 +164,27 @@ type Generative struct {
 // role off), else the only installed model of the task, or none. Several
 // models of one task and no name is an error naming them. The Closer
 // releases what was loaded.
-func openGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string, roles map[diffusion.Task]string, opts diffusion.Options, log *slog.Logger) (Generative, io.Closer, error) {
+// openGenerative opens the node's generative models by role, with the
+// models' options and the body-pose model FASHN VTON falls back to without
+// DWPose (nil: none).
+func openGenerative(ctx context.Context, rt *inference.Runtime, modelsDir string, roles map[diffusion.Task]string, opts diffusion.Options,
+	body perception.BodyPoser, log *slog.Logger) (Generative, io.Closer, error) {
 	var gen Generative
 	var cl closers
 	for _, task := range []diffusion.Task{diffusion.Inpainting, diffusion.TextToImage, diffusion.TryOn} {
 		if roles[task] == roleOff {
 			continue
+		}
+		if task == diffusion.TryOn {
+			ton, c, ok, err := openFashnRole(ctx, rt, modelsDir, roles[task], opts, body, log)
+			if err != nil {
+				cl.Close()
+				return Generative{}, closers{}, err
+			}
+			if ok {
+				cl, gen.TryOner = append(cl, c), ton
+				continue
+			}
 		}
 		m, err := openRole(ctx, rt, modelsDir, task, roles[task], opts)
 		if err != nil {

@@ -25,7 +25,7 @@ func TestOpenGenerativeByRole(t *testing.T) {
 	defer rt.Close()
 	dir := t.TempDir()
 	log := slog.New(slog.DiscardHandler)
-	gen, cl, err := openGenerative(ctx, rt, dir, nil, diffusion.Options{}, log)
+	gen, cl, err := openGenerative(ctx, rt, dir, nil, diffusion.Options{}, nil, log)
 	if err != nil || gen.Inpainter != nil {
 		t.Fatalf("empty repository: %+v, %v", gen, err)
 	}
@@ -34,14 +34,14 @@ func TestOpenGenerativeByRole(t *testing.T) {
 	if _, err := diffusion.Install(ctx, rt, filepath.Join(pipelinetest.Root(), "diffusion/testdata/contract/oracle-floatb"), dir, diffusion.InstallOptions{Name: "t2i"}); err != nil {
 		t.Fatal(err)
 	}
-	if gen, cl, err = openGenerative(ctx, rt, dir, nil, diffusion.Options{}, log); err != nil || gen.Inpainter != nil || gen.TextToImage == nil || gen.TextToImage.Model() != "t2i" {
+	if gen, cl, err = openGenerative(ctx, rt, dir, nil, diffusion.Options{}, nil, log); err != nil || gen.Inpainter != nil || gen.TextToImage == nil || gen.TextToImage.Model() != "t2i" {
 		t.Fatalf("one text-to-image model: %+v, %v", gen, err)
 	}
 	cl.Close()
 	if _, err := diffusion.Install(ctx, rt, src, dir, diffusion.InstallOptions{Name: "inp-a"}); err != nil {
 		t.Fatal(err)
 	}
-	gen, cl, err = openGenerative(ctx, rt, dir, nil, diffusion.Options{}, log)
+	gen, cl, err = openGenerative(ctx, rt, dir, nil, diffusion.Options{}, nil, log)
 	if err != nil || gen.Inpainter == nil {
 		t.Fatalf("one inpainting model: %+v, %v", gen, err)
 	}
@@ -49,21 +49,21 @@ func TestOpenGenerativeByRole(t *testing.T) {
 	if _, err := diffusion.Install(ctx, rt, src, dir, diffusion.InstallOptions{Name: "inp-b"}); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = openGenerative(ctx, rt, dir, nil, diffusion.Options{}, log)
+	_, _, err = openGenerative(ctx, rt, dir, nil, diffusion.Options{}, nil, log)
 	if err == nil || !strings.Contains(err.Error(), "inp-a") || !strings.Contains(err.Error(), "inp-b") || !strings.Contains(err.Error(), "FASHIOND_GENERATIVE_INPAINTING") {
 		t.Fatalf("two inpainting models: %v", err)
 	}
-	gen, cl, err = openGenerative(ctx, rt, dir, map[diffusion.Task]string{diffusion.Inpainting: "inp-b"}, diffusion.Options{}, log)
+	gen, cl, err = openGenerative(ctx, rt, dir, map[diffusion.Task]string{diffusion.Inpainting: "inp-b"}, diffusion.Options{}, nil, log)
 	if err != nil || gen.Inpainter == nil || gen.Inpainter.Model() != "inp-b" {
 		t.Fatalf("the named inpainting model: %+v, %v", gen, err)
 	}
 	cl.Close()
-	gen, cl, err = openGenerative(ctx, rt, dir, map[diffusion.Task]string{diffusion.Inpainting: "none", diffusion.TextToImage: "none"}, diffusion.Options{}, log)
+	gen, cl, err = openGenerative(ctx, rt, dir, map[diffusion.Task]string{diffusion.Inpainting: "none", diffusion.TextToImage: "none"}, diffusion.Options{}, nil, log)
 	if err != nil || gen.Inpainter != nil || gen.TextToImage != nil {
 		t.Fatalf("roles off: %+v, %v", gen, err)
 	}
 	cl.Close()
-	if _, _, err = openGenerative(ctx, rt, dir, map[diffusion.Task]string{diffusion.Inpainting: "t2i"}, diffusion.Options{}, log); err == nil || !strings.Contains(err.Error(), `inpainting model "t2i" is not installed`) {
+	if _, _, err = openGenerative(ctx, rt, dir, map[diffusion.Task]string{diffusion.Inpainting: "t2i"}, diffusion.Options{}, nil, log); err == nil || !strings.Contains(err.Error(), `inpainting model "t2i" is not installed`) {
 		t.Fatalf("a text-to-image model named for inpainting: %v", err)
 	}
 }

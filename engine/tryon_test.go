@@ -32,7 +32,7 @@ func TestOpenGenerativeTryOnRole(t *testing.T) {
 	if _, err := diffusion.Install(ctx, rt, src, dir, diffusion.InstallOptions{Name: "vton-a"}); err != nil {
 		t.Fatal(err)
 	}
-	gen, cl, err := openGenerative(ctx, rt, dir, nil, diffusion.Options{}, log)
+	gen, cl, err := openGenerative(ctx, rt, dir, nil, diffusion.Options{}, nil, log)
 	if err != nil || gen.TryOner == nil || gen.TryOner.Model() != "vton-a" || gen.Inpainter != nil {
 		t.Fatalf("one try-on model: %+v, %v", gen, err)
 	}
@@ -45,7 +45,7 @@ func TestOpenGenerativeTryOnRole(t *testing.T) {
 		}
 	}
 	cl.Close()
-	gen, cl, err = openGenerative(ctx, rt, dir, map[diffusion.Task]string{diffusion.TryOn: "none"}, diffusion.Options{}, log)
+	gen, cl, err = openGenerative(ctx, rt, dir, map[diffusion.Task]string{diffusion.TryOn: "none"}, diffusion.Options{}, nil, log)
 	if err != nil || gen.TryOner != nil {
 		t.Fatalf("role off: %+v, %v", gen, err)
 	}
@@ -53,10 +53,10 @@ func TestOpenGenerativeTryOnRole(t *testing.T) {
 	if _, err := diffusion.Install(ctx, rt, src, dir, diffusion.InstallOptions{Name: "vton-b"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err = openGenerative(ctx, rt, dir, nil, diffusion.Options{}, log); err == nil || !strings.Contains(err.Error(), "FASHIOND_GENERATIVE_TRY_ON") || !strings.Contains(err.Error(), "vton-b") {
+	if _, _, err = openGenerative(ctx, rt, dir, nil, diffusion.Options{}, nil, log); err == nil || !strings.Contains(err.Error(), "FASHIOND_GENERATIVE_TRY_ON") || !strings.Contains(err.Error(), "vton-b") {
 		t.Fatalf("two try-on models: %v", err)
 	}
-	gen, cl, err = openGenerative(ctx, rt, dir, map[diffusion.Task]string{diffusion.TryOn: "vton-b"}, diffusion.Options{}, log)
+	gen, cl, err = openGenerative(ctx, rt, dir, map[diffusion.Task]string{diffusion.TryOn: "vton-b"}, diffusion.Options{}, nil, log)
 	if err != nil || gen.TryOner == nil || gen.TryOner.Model() != "vton-b" {
 		t.Fatalf("the named try-on model: %+v, %v", gen, err)
 	}

@@ -33,7 +33,8 @@ latency, throughput, mean batch fill and RSS; --json and --chart save them.
 
 Stages: %s
 (diffusion: ` + "`fashiond bench diffusion --help`" + `: steps/s at 1, 2 and 4 concurrent
-jobs with step batching off and on, engine overhead, RSS)
+jobs with step batching off and on, engine overhead, RSS; fashn: ` + "`fashiond bench fashn --help`" + `:
+seconds per FASHN VTON image and images/s at 1 and 4 concurrent jobs)
 By default a representative subset runs, in about a minute on a 2-core
 CPU: %s.
 --full measures every stage but upscale-1k-4k-sr-quality (about 45 minutes
@@ -73,6 +74,9 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 func cmdBench(args []string) error {
 	if len(args) > 0 && args[0] == "diffusion" {
 		return cmdBenchDiffusion(args[1:])
+	}
+	if len(args) > 0 && args[0] == "fashn" {
+		return cmdBenchFashn(args[1:])
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var cfg config.Config

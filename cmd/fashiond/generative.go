@@ -12,6 +12,7 @@ import (
 	"fashiond/config"
 	"fashiond/diffusion"
 	"fashiond/inference"
+	"fashiond/perception"
 )
 
 // parseInterleaved parses flags that may come before or after positional
@@ -57,6 +58,9 @@ func installGenerative(ctx context.Context, w io.Writer, cfg config.Config, g ge
 		return err
 	}
 	defer rt.Close()
+	if perception.HasDWPose(dir) {
+		return installDWPose(ctx, w, rt, cfg, dir)
+	}
 	fmt.Fprintf(w, "validating %s (layout, graph tensors, one-step dry run)\n", dir)
 	rec, err := diffusion.Install(ctx, rt, dir, cfg.ModelsDir, diffusion.InstallOptions{
 		Name: g.name, Task: diffusion.Task(g.task), MaxBatch: g.maxBatch,
@@ -96,6 +100,7 @@ func printGenerative(ctx context.Context, w io.Writer, cfg config.Config) bool {
 		fmt.Fprintf(w, "generative models: %v\n", err)
 		return false
 	}
+	fmt.Fprintf(w, "\nDWPose (FASHN VTON's pose model): %s\n", perception.DWPoseStatus(ctx, cfg.ModelsDir))
 	fmt.Fprintf(w, "\ngenerative models (%s):\n", diffusion.RepoDir(cfg.ModelsDir))
 	if len(list) == 0 {
 		fmt.Fprintln(w, "  none installed (fashiond models install [--name NAME] DIR; see docs/GENERATIVE.md)")
@@ -130,4 +135,18 @@ func printGenerative(ctx context.Context, w io.Writer, cfg config.Config) bool {
 	}
 	tw.Flush()
 	return ok
+}
+
+// installDWPose installs DWPose's two graphs (FASHN VTON's pose model).
+func installDWPose(ctx context.Context, w io.Writer, rt *inference.Runtime, cfg config.Config, dir string) error {
+	fmt.Fprintf(w, "validating DWPose in %s (%s, %s: tensors, a dry run)\n", dir, perception.FileYOLOX, perception.FileDWPose)
+	rec, err := perception.InstallDWPose(ctx, rt, dir, cfg.ModelsDir)
+	if err != nil {
+		return err
+	}
+	for f, sum := range rec.Files {
+		fmt.Fprintf(w, "installed %s (sha256 %s)\n", f, sum)
+	}
+	fmt.Fprintf(w, "FASHN VTON try-on models draw their pose maps with it from the next start of fashiond serve or worker\n")
+	return nil
 }

@@ -60,7 +60,7 @@ func (pl *Pipeline) dress(ctx context.Context, subj *transfer.Subject, product i
 	if pl.ton == nil {
 		return classical, pipelines.CheckError(spec.ModelProductToModel, classical.checks)
 	}
-	tried, err := pl.tryOn(ctx, subj, product, info, o)
+	tried, err := pl.tryOn(ctx, subj, product, g, info, o)
 	if err != nil {
 		return nil, err
 	}
@@ -78,13 +78,14 @@ func (pl *Pipeline) dress(ctx context.Context, subj *transfer.Subject, product i
 
 // tryOn runs the try-on model over the transfer's garment region of the
 // subject's crop, places the result back and measures it.
-func (pl *Pipeline) tryOn(ctx context.Context, subj *transfer.Subject, product image.Image, info *transfer.TransferInfo, o transfer.Options) (*dressed, error) {
+func (pl *Pipeline) tryOn(ctx context.Context, subj *transfer.Subject, product image.Image, g *garment.Garment, info *transfer.TransferInfo, o transfer.Options) (*dressed, error) {
 	var progress func(done, total int)
 	if o.Progress != nil {
 		progress = func(done, total int) { o.Progress("generative", float64(done)/float64(max(total, 1))) }
 	}
 	out, gi, err := pl.ton.TryOn(ctx, subj.CropImage(), product, subj.TryOnRegion(info), generative.TryOnOptions{
 		Seed: uint64(o.Seed + int64(o.Variation)), Steps: transfer.TryOnSteps(o.Accuracy), Progress: progress,
+		Kind: info.Kind, FlatLay: !g.Worn, GarmentMask: g.Mask,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

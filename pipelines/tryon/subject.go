@@ -63,7 +63,7 @@ func (s *subject) transfer(ctx context.Context, p perception.Perception, gen gen
 	}
 	var dropped string
 	if gen.ton != nil {
-		tried, err := s.tryOn(ctx, p, gen.ton, gen.garment, info, o)
+		tried, err := s.tryOn(ctx, p, gen.ton, gen.garment, g, info, o)
 		if err != nil {
 			if ctx.Err() != nil {
 				return pipelines.Output{}, ctx.Err()

@@ -7,6 +7,7 @@ import (
 
 	"fashiond/perception"
 	"fashiond/pipelines"
+	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/transfer"
 )
@@ -22,13 +23,14 @@ func (s *subject) tryOnMask(info *transfer.TransferInfo) *image.Gray {
 // the region of tryOnMask, places the result back and measures it with the
 // same self-checks as the classical result.
 func (s *subject) tryOn(ctx context.Context, p perception.Perception, ton generative.TryOner, garmentImg image.Image,
-	info *transfer.TransferInfo, o transfer.Options) (pipelines.Output, error) {
+	g *garment.Garment, info *transfer.TransferInfo, o transfer.Options) (pipelines.Output, error) {
 	var progress func(done, total int)
 	if o.Progress != nil {
 		progress = func(done, total int) { o.Progress("generative", float64(done)/float64(max(total, 1))) }
 	}
 	out, gi, err := ton.TryOn(ctx, subImage(s.img, s.crop), garmentImg, s.tryOnMask(info), generative.TryOnOptions{
 		Seed: uint64(o.Seed + int64(o.Variation)), Steps: transfer.TryOnSteps(o.Accuracy), Progress: progress,
+		Kind: info.Kind, FlatLay: !g.Worn, GarmentMask: g.Mask,
 	})
 	if err != nil {
 		return pipelines.Output{}, err

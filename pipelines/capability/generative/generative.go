@@ -52,6 +52,9 @@ type Info struct {
 	Guidance float64
 	Strength float64
 	Prompt   string
+	// Detail, when set, is the whole try-on note (models whose layout the
+	// CatVTON sentence does not describe).
+	Detail string
 }
 
 // Note is Info as one sentence for an output's notes.

@@ -21,6 +21,14 @@ type TryOnOptions struct {
 	Guidance float64
 	// Progress reports UNet calls done out of the total; may be nil.
 	Progress func(done, total int)
+	// Kind is the garment's kind from the garment analysis ("top",
+	// "bottom", "full"), FlatLay whether the garment photo shows no
+	// wearer and GarmentMask (at the garment photo's size, may be nil) the
+	// garment in a worn photo. Models that take a category, a garment pose
+	// or a cut-out garment use them (FASHN VTON); CatVTON ignores them.
+	Kind        string
+	FlatLay     bool
+	GarmentMask *image.Gray
 }
 
 // TryOner dresses the person of an image in a garment: it repaints the
@@ -104,6 +112,9 @@ func PadGarment(img image.Image, w, h int) *image.NRGBA {
 
 // TryOnNote is Info as one sentence for a try-on output's notes.
 func (i Info) TryOnNote() string {
+	if i.Detail != "" {
+		return i.Detail
+	}
 	return fmt.Sprintf("garment put on by the installed %s model %q (CatVTON layout: person and garment photo side by side in latent space, no text prompt; %s, %d steps, guidance %g, seed %d)",
 		i.Task, i.Model, i.Method, i.Steps, i.Guidance, i.Seed)
 }

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"fashiond/bench"
+	"fashiond/config"
+	"fashiond/diffusion"
+)
+
+// fashnBenchResult is one row of `fashiond bench fashn`.
+type fashnBenchResult struct {
+	Jobs           int     `json:"jobs"`
+	Batching       bool    `json:"batching"`
+	Steps          int     `json:"steps"`
+	WallSeconds    float64 `json:"wall_seconds"`
+	SecondsPerJob  float64 `json:"seconds_per_image_mean"` // mean over jobs of a job's own time
+	ImagesPerSec   float64 `json:"images_per_second"`
+	Calls          int64   `json:"transformer_calls"`
+	Rows           int64   `json:"transformer_rows"`
+	BatchedSpeedup float64 `json:"batched_speedup,omitempty"`
+	RSSBytes       int64   `json:"rss_bytes"`
+}
+
+// cmdBenchFashn implements `fashiond bench fashn`: a FASHN VTON model's
+// time per image and images/s at several concurrency levels, step batching
+// off and on, on synthetic inputs (a gradient person, a flat garment, empty
+// pose maps; a random-weight export measures the same work).
+func cmdBenchFashn(args []string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return runBenchFashn(ctx, args, os.Stdout)
+}
+
+func runBenchFashn(ctx context.Context, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("bench fashn", flag.ContinueOnError)
+	fs.SetOutput(w)
+	var cfg config.Config
+	cfg.Register(fs)
+	model := fs.String("model", "", "installed fashn-vton model to measure")
+	folder := fs.String("folder", "", "or a fashn-vton export folder loaded in place")
+	steps := fs.Int("steps", 30, "steps per image")
+	levels := fs.String("jobs", "1,4", "comma-separated numbers of concurrent jobs")
+	maxBatch := fs.Int("max-batch", 8, "most transformer rows per call with batching on (a guided job takes 2)")
+	jsonOut := fs.String("json", "", "write the results as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := cfg.Finish(); err != nil {
+		return err
+	}
+	conc, err := parseLevels(*levels)
+	if err != nil {
+		return err
+	}
+	if (*model == "") == (*folder == "") {
+		return fmt.Errorf("bench fashn: give exactly one of --model NAME or --folder DIR")
+	}
+	rt, err := openRuntime(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	var results []fashnBenchResult
+	for _, batching := range []bool{false, true} {
+		opts := diffusion.Options{Batching: batching, MaxBatch: *maxBatch}
+		var m *diffusion.FashnModel
+		if *model != "" {
+			m, err = diffusion.OpenFashnVTON(ctx, rt, cfg.ModelsDir, *model, opts)
+		} else {
+			m, err = diffusion.LoadFashnVTON(ctx, rt, *folder, opts)
+		}
+		if err != nil {
+			return err
+		}
+		rs, err := benchFashnModel(ctx, w, m, *steps, conc, batching)
+		m.Close()
+		if err != nil {
+			return err
+		}
+		results = append(results, rs...)
+	}
+	for i := range results {
+		for _, off := range results {
+			if results[i].Batching && !off.Batching && off.Jobs == results[i].Jobs {
+				results[i].BatchedSpeedup = results[i].ImagesPerSec / off.ImagesPerSec
+			}
+		}
+	}
+	printFashnBench(w, results)
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(results, "", "  ")
+		return os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
+	}
+	return nil
+}
+
+// benchFashnModel warms up (one 1-step image) and measures each level.
+func benchFashnModel(ctx context.Context, w io.Writer, m *diffusion.FashnModel, steps int, conc []int, batching bool) ([]fashnBenchResult, error) {
+	req := fashnBenchRequest(m.Layout())
+	warm := req
+	warm.Steps = 1
+	if _, err := m.TryOn(ctx, warm); err != nil {
+		return nil, err
+	}
+	req.Steps = steps
+	var out []fashnBenchResult
+	for _, c := range conc {
+		before := m.Stats()
+		errs := make([]error, c)
+		took := make([]time.Duration, c)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i := range c {
+			r := req
+			r.Seed = uint64(i + 1)
+			wg.Go(func() {
+				t0 := time.Now()
+				_, errs[i] = m.TryOn(ctx, r)
+				took[i] = time.Since(t0)
+			})
+		}
+		wg.Wait()
+		wall := time.Since(start)
+		res := fashnBenchResult{Jobs: c, Batching: batching, Steps: steps, WallSeconds: wall.Seconds(),
+			ImagesPerSec: float64(c) / wall.Seconds(), RSSBytes: bench.RSSBytes()}
+		for i := range c {
+			if errs[i] != nil {
+				return nil, errs[i]
+			}
+			res.SecondsPerJob += took[i].Seconds() / float64(c)
+		}
+		after := m.Stats()
+		res.Calls, res.Rows = after.Calls-before.Calls, after.Rows-before.Rows
+		fmt.Fprintf(w, "measured %d job(s) with batching %v: %.2f s per image, %.3f images/s\n", c, batching, res.SecondsPerJob, res.ImagesPerSec)
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// fashnBenchRequest is a synthetic input at the model's size.
+func fashnBenchRequest(l diffusion.FashnLayout) diffusion.FashnRequest {
+	hw := l.Width * l.Height
+	person, garment, pose := make([]float32, 3*hw), make([]float32, 3*hw), make([]float32, hw)
+	for i := range person {
+		person[i] = float32(i%hw)/float32(hw)*2 - 1
+		garment[i] = 0.2
+	}
+	for i := range pose {
+		pose[i] = -1
+	}
+	return diffusion.FashnRequest{Person: person, Garment: garment, PersonPose: pose, GarmentPose: pose, Category: diffusion.CategoryTops}
+}
+
+func printFashnBench(w io.Writer, rs []fashnBenchResult) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nJOBS\tBATCHING\tSTEPS\tS/IMAGE\tIMAGES/S\tCALLS\tROWS/CALL\tBATCHED_SPEEDUP\tRSS")
+	for _, r := range rs {
+		sp := "-"
+		if r.BatchedSpeedup > 0 {
+			sp = fmt.Sprintf("%.2fx", r.BatchedSpeedup)
+		}
+		fmt.Fprintf(tw, "%d\t%v\t%d\t%.2f\t%.3f\t%d\t%.2f\t%s\t%s\n", r.Jobs, r.Batching, r.Steps, r.SecondsPerJob, r.ImagesPerSec,
+			r.Calls, float64(r.Rows)/float64(max(1, r.Calls)), sp, diffusion.FormatBytes(r.RSSBytes))
+	}
+	tw.Flush()
+}
