@@ -32,10 +32,19 @@ const (
 	// videoPersonLevel: a person-mask value from which a pixel is a
 	// person's.
 	videoPersonLevel = 128
-	// videoMinPersonFrac: a connected piece of person mask counts as a
-	// person from this share of the frame (smaller pieces are hands,
-	// segmentation specks).
+	// videoMinPersonFrac and videoMinPieceShare: a connected piece of
+	// person mask counts as a person from this share of the frame and of
+	// the largest piece (smaller pieces are hands, specks, a chair's edge
+	// that the segmentation takes and drops from frame to frame: on a
+	// seated man's push-in a piece of 3.4% of the frame, 9% of the man's,
+	// came and went).
 	videoMinPersonFrac = 0.01
+	videoMinPieceShare = 0.2
+	// videoAreaFloor: the area jump is relative to the larger of the two
+	// frames' areas, and at least this share of the frame (small people
+	// far off have noisy masks: two cyclists at 4% of the frame change
+	// by a quarter of their area from frame to frame).
+	videoAreaFloor = 0.1
 	// videoMinFaceFrac and videoMinFaceScore: a detected face counts from
 	// this share of the frame and this score.
 	videoMinFaceFrac  = 0.001
@@ -45,7 +54,8 @@ const (
 // VideoFrame is what the video checks see on one sampled frame.
 type VideoFrame struct {
 	// People is the number of people: the larger of the person mask's
-	// pieces of at least videoMinPersonFrac of the frame and the faces
+	// pieces of at least videoMinPersonFrac of the frame and
+	// videoMinPieceShare of the largest piece, and the faces
 	// detected (a duplicated head beside the body joins the body's mask
 	// piece but is a second face; a person seen from behind has no face
 	// but a mask piece).
@@ -68,10 +78,13 @@ func MeasureVideoFrame(ctx context.Context, p perception.Perception, frame image
 	px := float64(b.Dx() * b.Dy())
 	_, sizes := mask.Components(mask.Binary(m, videoPersonLevel))
 	var vf VideoFrame
-	pieces, covered := 0, 0
+	pieces, covered, largest := 0, 0, 0
 	for _, s := range sizes[1:] {
 		covered += s
-		if float64(s) >= videoMinPersonFrac*px {
+		largest = max(largest, s)
+	}
+	for _, s := range sizes[1:] {
+		if float64(s) >= videoMinPersonFrac*px && float64(s) >= videoMinPieceShare*float64(largest) {
 			pieces++
 		}
 	}
@@ -82,6 +95,7 @@ func MeasureVideoFrame(ctx context.Context, p perception.Perception, frame image
 		}
 	}
 	vf.People = max(pieces, nf)
+
 	vf.Area = float64(covered) / px
 	return vf, nil
 }
@@ -89,8 +103,8 @@ func MeasureVideoFrame(ctx context.Context, p perception.Perception, frame image
 // VideoChecks measures sampled frames in order: the person count change
 // against the first frame (NameVideoPersonCount) and the largest relative
 // change of the people's area between neighbouring frames
-// (NameVideoAreaJump, relative to the larger of the two; 0 when neither
-// shows a person).
+// (NameVideoAreaJump, relative to the larger of the two and at least
+// videoAreaFloor).
 func VideoChecks(frames []VideoFrame) []pipelines.Check {
 	change, jump := 0, 0.0
 	for i, f := range frames {
@@ -98,9 +112,8 @@ func VideoChecks(frames []VideoFrame) []pipelines.Check {
 		if i == 0 {
 			continue
 		}
-		if hi := math.Max(f.Area, frames[i-1].Area); hi > 0 {
-			jump = math.Max(jump, math.Abs(f.Area-frames[i-1].Area)/hi)
-		}
+		hi := math.Max(videoAreaFloor, math.Max(f.Area, frames[i-1].Area))
+		jump = math.Max(jump, math.Abs(f.Area-frames[i-1].Area)/hi)
 	}
 	return []pipelines.Check{
 		pipelines.MaxCheck(NameVideoPersonCount, float64(change), MaxVideoPersonCountChange),
