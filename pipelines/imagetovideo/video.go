@@ -4,7 +4,10 @@
 // layers, the person gets subtle pose-anchored motion (breathing, sway),
 // the frame is filled to the requested aspect without bars, and frames are
 // streamed to ffmpeg (H.264 yuv420p, faststart) with a synthesised ambient
-// audio bed when asked. Output is 720x1280 (9:16) or 1280x720 (16:9).
+// audio bed when asked (chosen from the prompt's words, else the picture's
+// colours). Sampled frames are self-checked (person count stable, people's
+// area continuous) before the clip is returned. Output is 720x1280 (9:16)
+// or 1280x720 (16:9).
 package imagetovideo
 
 import (
