@@ -112,8 +112,10 @@ type Stats struct {
 	// Generative says how the background extension was generated; nil
 	// when it was classical (or not needed).
 	Generative *generative.Info
-	// Checks are the self-checks measured on sampled frames.
-	Checks []pipelines.Check
+	// Checks are the self-checks measured on sampled frames; CheckTime is
+	// the time they took.
+	Checks    []pipelines.Check
+	CheckTime time.Duration
 }
 
 // SizeFor returns the output size for an aspect ratio.
@@ -233,19 +235,21 @@ func (p *Pipeline) Generate(ctx context.Context, img image.Image, spec Spec, pro
 	if cerr != nil {
 		return nil, nil, fmt.Errorf("video: %w", cerr)
 	}
-	progress("check", 0.97, "person count and area on sampled frames")
+	progress("check", 0.97, "")
+	t0 := time.Now()
 	if st.Checks, err = p.checkFrames(ctx, samples.frames); err != nil {
 		return nil, nil, err
 	}
+	st.CheckTime = time.Since(t0)
 	data, err := os.ReadFile(out)
 	if err != nil {
 		return nil, nil, fmt.Errorf("video: %w", err)
 	}
 	st.Total = time.Since(start)
 	st.Synthesis = synth
-	st.EncodeWait = max(0, st.Total-st.Layers-synth)
+	st.EncodeWait = max(0, st.Total-st.Layers-synth-st.CheckTime)
 	p.opts.Log.Info("image-to-video rendered", "frames", n, "move", st.Move, "bed", st.Bed,
-		"layers", st.Layers, "synthesis", st.Synthesis, "encode_wait", st.EncodeWait, "total", st.Total)
+		"layers", st.Layers, "synthesis", st.Synthesis, "encode_wait", st.EncodeWait, "checks", st.CheckTime, "total", st.Total)
 	progress("done", 1, "")
 	return data, st, nil
 }
