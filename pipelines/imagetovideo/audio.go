@@ -43,14 +43,21 @@ var bedWords = []struct {
 // ChooseBed picks the ambient bed from the prompt's words (the earliest
 // match wins); the default is studio room tone.
 func ChooseBed(prompt string) Bed {
+	bed, _ := matchBed(prompt)
+	return bed
+}
+
+// matchBed is the bed of the prompt's earliest setting phrase and the
+// phrase; BedStudio and "" when it names none.
+func matchBed(prompt string) (Bed, string) {
 	ps := make([]string, len(bedWords))
 	for i, b := range bedWords {
 		ps[i] = b.phrase
 	}
 	if i := firstMatch(normalise(prompt), ps); i >= 0 {
-		return bedWords[i].bed
+		return bedWords[i].bed, bedWords[i].phrase
 	}
-	return BedStudio
+	return BedStudio, ""
 }
 
 // synth is a tiny stereo synthesiser with a deterministic random source.

@@ -4,7 +4,10 @@
 // layers, the person gets subtle pose-anchored motion (breathing, sway),
 // the frame is filled to the requested aspect without bars, and frames are
 // streamed to ffmpeg (H.264 yuv420p, faststart) with a synthesised ambient
-// audio bed when asked. Output is 720x1280 (9:16) or 1280x720 (16:9).
+// audio bed when asked (chosen from the prompt's words, else the picture's
+// colours). Sampled frames are self-checked (person count stable, people's
+// area continuous) before the clip is returned. Output is 720x1280 (9:16)
+// or 1280x720 (16:9).
 package imagetovideo
 
 import (
@@ -100,10 +103,19 @@ type Stats struct {
 	Total      time.Duration
 	Move       Move
 	Bed        Bed // "" when no audio
-	Framing    string
+	// BedWhy says why the bed was chosen (the prompt's word or the
+	// picture's cues).
+	BedWhy string
+	// Cues are the background plate's colour cues.
+	Cues    Cues
+	Framing string
 	// Generative says how the background extension was generated; nil
 	// when it was classical (or not needed).
 	Generative *generative.Info
+	// Checks are the self-checks measured on sampled frames; CheckTime is
+	// the time they took.
+	Checks    []pipelines.Check
+	CheckTime time.Duration
 }
 
 // SizeFor returns the output size for an aspect ratio.
@@ -165,8 +177,9 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 		out.Notes = append(out.Notes, g.Note("the background beyond the photo's edges was"))
 	}
 	if st.Bed != "" {
-		out.Notes = append(out.Notes, fmt.Sprintf("audio is a synthesised ambient bed (%s) chosen from the prompt's words, not audio generated from the image", st.Bed))
+		out.Notes = append(out.Notes, fmt.Sprintf("audio is a synthesised ambient bed (%s), not audio generated from the image: %s", st.Bed, st.BedWhy))
 	}
+	out.Checks = st.Checks
 	return &pipelines.Result{Outputs: []pipelines.Output{out}}, nil
 }
 
@@ -209,7 +222,8 @@ func (p *Pipeline) Generate(ctx context.Context, img image.Image, spec Spec, pro
 	defer enc.Close()
 	n := enc.FramesNeeded()
 	st.Frames = n
-	synth, werr := renderFrames(ectx, cancel, enc, r, spec, n, progress)
+	samples := newFrameSamples(n)
+	synth, werr := renderFrames(ectx, cancel, enc, r, spec, n, samples, progress)
 	if werr == nil && ctx.Err() != nil {
 		werr = ctx.Err()
 	}
@@ -221,15 +235,21 @@ func (p *Pipeline) Generate(ctx context.Context, img image.Image, spec Spec, pro
 	if cerr != nil {
 		return nil, nil, fmt.Errorf("video: %w", cerr)
 	}
+	progress("check", 0.97, "")
+	t0 := time.Now()
+	if st.Checks, err = p.checkFrames(ctx, samples.frames); err != nil {
+		return nil, nil, err
+	}
+	st.CheckTime = time.Since(t0)
 	data, err := os.ReadFile(out)
 	if err != nil {
 		return nil, nil, fmt.Errorf("video: %w", err)
 	}
 	st.Total = time.Since(start)
 	st.Synthesis = synth
-	st.EncodeWait = max(0, st.Total-st.Layers-synth)
+	st.EncodeWait = max(0, st.Total-st.Layers-synth-st.CheckTime)
 	p.opts.Log.Info("image-to-video rendered", "frames", n, "move", st.Move, "bed", st.Bed,
-		"layers", st.Layers, "synthesis", st.Synthesis, "encode_wait", st.EncodeWait, "total", st.Total)
+		"layers", st.Layers, "synthesis", st.Synthesis, "encode_wait", st.EncodeWait, "checks", st.CheckTime, "total", st.Total)
 	progress("done", 1, "")
 	return data, st, nil
 }
@@ -272,6 +292,7 @@ func (p *Pipeline) layout(ctx context.Context, img image.Image, spec Spec, st *S
 	if err != nil {
 		return nil, err
 	}
+	st.Cues = PictureCues(sc.Background)
 	extend := extender(classicalExtend)
 	if p.opts.Inpainter != nil {
 		step := func(done, total int) {
@@ -283,12 +304,13 @@ func (p *Pipeline) layout(ctx context.Context, img image.Image, spec Spec, st *S
 }
 
 // encoderOptions are the encoder's settings for the clip, with the
-// ambient bed chosen from the prompt (st.Bed) when it has audio.
+// ambient bed chosen from the prompt or the picture (st.Bed) when it has
+// audio.
 func (p *Pipeline) encoderOptions(spec Spec, st *Stats, out string) ffmpeg.Options {
 	eo := ffmpeg.Options{Binary: p.opts.FFmpeg, Width: spec.Width, Height: spec.Height, FPS: spec.FPS,
 		Duration: spec.Duration, CRF: videoCRF, Preset: videoPreset, Out: out}
 	if spec.Audio {
-		st.Bed = ChooseBed(spec.Prompt)
+		st.Bed, st.BedWhy = ChooseBedFor(spec.Prompt, st.Cues)
 		pcm := SynthesizeBed(st.Bed, spec.Duration.Seconds()+0.1, audioRate, pipelines.Seed(spec.Prompt))
 		eo.Audio = &ffmpeg.AudioSpec{SampleRate: audioRate, Channels: 2, PCM: bytes.NewReader(pcm),
 			FadeIn: audioFadeIn, FadeOut: audioFadeOut}
@@ -300,7 +322,7 @@ func (p *Pipeline) encoderOptions(spec Spec, st *Stats, out string) ffmpeg.Optio
 // frame buffers) and writes them to it, reporting progress; a write error
 // cancels the rendering. It returns the time spent rendering and the
 // first write error.
-func renderFrames(ectx context.Context, cancel context.CancelFunc, enc *ffmpeg.Encoder, r *renderer, spec Spec, n int, progress pipelines.ProgressFunc) (time.Duration, error) {
+func renderFrames(ectx context.Context, cancel context.CancelFunc, enc *ffmpeg.Encoder, r *renderer, spec Spec, n int, samples *frameSamples, progress pipelines.ProgressFunc) (time.Duration, error) {
 	type frame struct {
 		img *image.RGBA
 		i   int
@@ -337,6 +359,7 @@ func renderFrames(ectx context.Context, cancel context.CancelFunc, enc *ffmpeg.E
 	var werr error
 	written := 0
 	for f := range ready {
+		samples.keep(f.i, f.img)
 		if werr == nil {
 			werr = enc.WriteFrame(f.img)
 			if werr != nil {

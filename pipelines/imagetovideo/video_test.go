@@ -131,6 +131,12 @@ func TestImageToVideo(t *testing.T) {
 			if c.audio && !strings.Contains(o.Method, string(c.bed)) {
 				t.Errorf("method %q lacks audio bed %s", o.Method, c.bed)
 			}
+			if c.audio && !strings.Contains(strings.Join(o.Notes, "\n"), "("+string(c.bed)+"), not audio generated from the image: chosen from the prompt's word") {
+				t.Errorf("notes %q do not say why the bed %s was chosen", o.Notes, c.bed)
+			}
+			if len(o.Checks) != 2 || o.Checks[0].Name != "video_person_count_change" || !o.Checks[0].Pass || !o.Checks[1].Pass {
+				t.Errorf("checks %+v, want the two video checks passing", o.Checks)
+			}
 			path := testenv.OutPath(t, c.name+".mp4")
 			if path == "" {
 				path = filepath.Join(t.TempDir(), "v.mp4")
