@@ -221,6 +221,7 @@ const runningFraction = 0.3
 func waitRunning(t *testing.T, s *server, id string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
+	lastCode := 0
 	for time.Now().Before(deadline) {
 		var j struct {
 			Status   string `json:"status"`
@@ -228,8 +229,14 @@ func waitRunning(t *testing.T, s *server, id string) {
 				Fraction float64 `json:"fraction"`
 			} `json:"progress"`
 		}
-		s.do("GET", "/v1/status/"+id, testKey, nil, &j)
+		code, _ := s.do("GET", "/v1/status/"+id, testKey, nil, &j)
 		switch {
+		case code != http.StatusOK:
+			// Not a job state (e.g. 429 from polling a slow start under
+			// load): ask again later.
+			lastCode = code
+			time.Sleep(statusRetryWait)
+			continue
 		case j.Status != "starting":
 			t.Fatalf("job %s finished as %s before it was seen running", id, j.Status)
 		case j.Progress != nil && j.Progress.Fraction >= runningFraction:
@@ -237,8 +244,12 @@ func waitRunning(t *testing.T, s *server, id string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("job %s never ran", id)
+	t.Fatalf("job %s never ran (last non-200 status answer: %d)", id, lastCode)
 }
+
+// statusRetryWait is how long waitRunning waits after a status answer that
+// is not a job state.
+const statusRetryWait = 250 * time.Millisecond
 
 // interruptStage is a bench stage that sends this process a SIGINT (a
 // Ctrl-C) on its fourth call and is interrupted by it.
