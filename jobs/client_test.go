@@ -90,6 +90,48 @@ func TestIdempotentSubmitRace(t *testing.T) {
 	})
 }
 
+// TestIdempotencyStaleClaim: a claim whose release was lost (a failover)
+// is taken over by a repeat once older than idemTakeOver, not after
+// idemPendingTTL; a fresh claim still makes the repeat wait; the request
+// whose claim was taken over writes nothing.
+func TestIdempotencyStaleClaim(t *testing.T) {
+	forBackends(t, func(t *testing.T, addr string) {
+		e := newEnv(t, addr, Options{})
+		e.advertise("work")
+		ctx := context.Background()
+		fp := Fingerprint([]byte("work"), []byte(`{"n":1}`))
+		req := SubmitRequest{Owner: e.owner, Model: "work", Cost: 1, IdempotencyKey: "lost-release", Fingerprint: fp}
+		key := rdb.KeyIdem(e.owner, req.IdempotencyKey)
+		// Fresh (1 s old): the repeat waits, then is refused.
+		e.svc.rdb.Set(ctx, key, rdb.IdemPending(fp, "gone"), idemPendingTTL-time.Second)
+		short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		_, err := e.svc.Submit(short, req)
+		cancel()
+		if err == nil {
+			t.Fatal("a repeat took over a fresh claim")
+		}
+		// Stale (6 s old): taken over at once.
+		e.svc.rdb.Set(ctx, key, rdb.IdemPending(fp, "gone"), idemPendingTTL-idemTakeOver-time.Second)
+		t0 := time.Now()
+		j, err := e.svc.Submit(ctx, req)
+		if err != nil || j.Replayed {
+			t.Fatalf("repeat over a stale claim: %+v %v, want a new job", j, err)
+		}
+		if took := time.Since(t0); took > 2*time.Second {
+			t.Errorf("the takeover took %v", took)
+		}
+		// The request whose claim was taken writes nothing.
+		req.IdempotencyKey = "taken"
+		e.svc.rdb.Set(ctx, rdb.KeyIdem(e.owner, "taken"), rdb.IdemPending(fp, "newer"), idemPendingTTL)
+		if _, err := e.svc.create(ctx, req, 1, "older"); !errors.Is(err, ErrIdempotencyInProgress) {
+			t.Fatalf("create with a claim taken over: %v, want ErrIdempotencyInProgress", err)
+		}
+		if b := e.balance(); b != e.credits-1 {
+			t.Errorf("balance %d, want %d (one charge)", b, e.credits-1)
+		}
+	})
+}
+
 // slow runs each job for d, reporting progress every 5 ms, and records
 // which jobs started in order.
 type slow struct {

@@ -135,7 +135,10 @@ func (s *Service) unstickOne(ctx context.Context, id string) error {
 	case r.Held:
 		return nil // in its key's backlog: no task yet (promoteAll moves it)
 	case errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound):
-		msg = "the job's queue entry was lost; credits refunded"
+		if again, err := s.requeue(ctx, r); again || err != nil {
+			return err
+		}
+		msg = fmt.Sprintf("the job's queue entry was lost %d times; credits refunded", maxRequeues+1)
 	case err != nil:
 		return fmt.Errorf("unstick %s: %w", id, err)
 	case info.State == asynq.TaskStateArchived:
@@ -178,6 +181,33 @@ func (s *Service) unstickOne(ctx context.Context, id string) error {
 		s.deleteTask(queue, id)
 	}
 	return nil
+}
+
+// maxRequeues bounds how often the janitor enqueues again the task of a
+// job whose task was lost; the time after that fails it (refunded).
+const maxRequeues = 3
+
+// requeue enqueues again the task of job r, which has not ended, is not
+// held in its key's backlog and has no task: a failover lost its task (a
+// write of the old master that never reached the new one: an enqueue of
+// a submission answered with an error, of a promotion from a backlog, or
+// a worker's dequeue and acknowledgement split across the switch) or an
+// enqueue failed after the record was written. The job was charged once,
+// at submission, and the task id is the job id, so this is safe to repeat
+// and to race with another janitor. false when r used its maxRequeues.
+func (s *Service) requeue(ctx context.Context, r *record) (bool, error) {
+	n, err := s.rdb.HIncrBy(ctx, rdb.KeyJob(r.ID), rdb.FieldRequeues, 1).Result()
+	if err != nil {
+		return false, fmt.Errorf("requeue %s: %w", r.ID, err)
+	}
+	if n > maxRequeues {
+		return false, nil
+	}
+	if err := s.enqueue(ctx, r.ID, r.Model); err != nil {
+		return false, fmt.Errorf("requeue %s: %w", r.ID, err)
+	}
+	s.log.Warn("enqueued again a job whose queue task was lost (a Redis failover?)", "job", r.ID, "model", r.Model, "requeue", n)
+	return true, nil
 }
 
 func describeTaskError(e string) string {

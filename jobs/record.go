@@ -138,13 +138,15 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 	if err := s.awaitReplicas(ctx, QueueName(req.Model)); err != nil {
 		return nil, err // nothing written: any retry is safe
 	}
+	var claim string
 	if req.IdempotencyKey != "" {
-		prev, ierr := s.idemBegin(ctx, req)
+		claim = uuid.NewString()
+		prev, ierr := s.idemBegin(ctx, req, claim)
 		if ierr == nil && prev != nil {
 			ierr = s.redispatch(ctx, prev)
 		}
 		if ierr == nil && prev != nil {
-			ierr = s.confirmReplicated(ctx, rdb.QueueName(req.Model)) // a replay is answered as durably as a first answer
+			ierr = s.confirmSubmission(ctx, prev.ID, prev.Model) // a replay is answered as durably as a first answer
 		}
 		if ierr != nil || prev != nil {
 			if ierr != nil {
@@ -154,7 +156,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 		}
 		defer func() {
 			if err != nil {
-				s.idemAbort(context.WithoutCancel(ctx), req)
+				s.idemAbort(context.WithoutCancel(ctx), req, claim)
 			}
 		}()
 	}
@@ -170,7 +172,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 	} else if bal < int64(req.Cost) {
 		return nil, &CreditsError{Balance: bal, Cost: req.Cost} // before any image is stored
 	}
-	return s.create(ctx, req, slots)
+	return s.create(ctx, req, slots, claim)
 }
 
 // redispatch enqueues a replayed job's task again when the job was
@@ -190,8 +192,9 @@ func (s *Service) redispatch(ctx context.Context, j *Job) error {
 	return s.enqueue(ctx, j.ID, j.Model)
 }
 
-// create stores the job (see rdb.DB.Submit) and enqueues it when dispatched.
-func (s *Service) create(ctx context.Context, req SubmitRequest, slots int) (*Job, error) {
+// create stores the job (see rdb.DB.Submit) and enqueues it when
+// dispatched; claim is the request's Idempotency-Key claim token ("" none).
+func (s *Service) create(ctx context.Context, req SubmitRequest, slots int, claim string) (*Job, error) {
 	id := uuid.NewString()
 	inBytes, err := s.spoolInputs(ctx, id, req.Inputs)
 	var inputs []byte
@@ -213,6 +216,7 @@ func (s *Service) create(ctx context.Context, req SubmitRequest, slots int) (*Jo
 	}
 	if req.IdempotencyKey != "" {
 		sub.IdemValue = rdb.IdemDone(req.Fingerprint, id)
+		sub.IdemClaim = rdb.IdemPending(req.Fingerprint, claim)
 	}
 	res, err := s.db.Submit(ctx, sub)
 	if err != nil || res.Outcome != rdb.SubmitCreated {
@@ -227,6 +231,8 @@ func (s *Service) create(ctx context.Context, req SubmitRequest, slots int) (*Jo
 		return nil, &QuotaError{Stored: res.N, Adding: inBytes, Quota: s.opts.InputQuota}
 	case res.Outcome == rdb.SubmitTooMany:
 		return nil, fmt.Errorf("%w: the key has %d unfinished jobs", ErrTooManyJobs, res.N)
+	case res.Outcome == rdb.SubmitClaimLost:
+		return nil, fmt.Errorf("%w: a later request with it took it over while this one was slow; nothing was charged", ErrIdempotencyInProgress)
 	}
 	if res.Dispatched {
 		if err := s.enqueue(ctx, id, req.Model); err != nil {
@@ -239,7 +245,7 @@ func (s *Service) create(ctx context.Context, req SubmitRequest, slots int) (*Jo
 			return nil, err
 		}
 	}
-	if err := s.confirmReplicated(ctx, rdb.QueueName(req.Model)); err != nil {
+	if err := s.confirmSubmission(ctx, id, req.Model); err != nil {
 		s.log.Warn("a submission was not confirmed by the Redis replicas: answered with an error", "job", id, "err", err)
 		return nil, err
 	}

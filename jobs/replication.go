@@ -69,6 +69,9 @@ func keyQueueProbe(queue string) string { return rdb.KeyQueueProbe(queue) }
 type masterProbe struct {
 	c     redis.Cmdable
 	probe string
+	// service and queue: this master holds the service's keys (the job
+	// records) and the queue's keys (its tasks).
+	service, queue bool
 }
 
 // masters are the masters a write of the service (and, on a Redis
@@ -78,22 +81,29 @@ type masterProbe struct {
 func (s *Service) masters(ctx context.Context, queue string) ([]masterProbe, error) {
 	cc, ok := s.rdb.(*redis.ClusterClient)
 	if !ok {
-		return []masterProbe{{s.rdb, keyReplProbe}}, nil
+		return []masterProbe{{c: s.rdb, probe: keyReplProbe, service: true, queue: queue != ""}}, nil
 	}
 	probes := []string{keyReplProbe}
 	if queue != "" {
 		probes = append(probes, keyQueueProbe(queue))
 	}
 	var out []masterProbe
-	done := map[string]bool{}
-	for _, probe := range probes {
+	at := map[string]int{}
+	for i, probe := range probes {
 		master, err := cc.MasterForKey(ctx, probe)
 		if err != nil {
 			return nil, fmt.Errorf("jobs: WAIT for replicas: %w", err)
 		}
-		if addr := master.Options().Addr; !done[addr] {
-			done[addr] = true // the stream is ordered: one WAIT per master
-			out = append(out, masterProbe{master, probe})
+		addr := master.Options().Addr
+		j, seen := at[addr]
+		if !seen { // the stream is ordered: one WAIT per master
+			j, at[addr] = len(out), len(out)
+			out = append(out, masterProbe{c: master, probe: probe})
+		}
+		if i == 0 {
+			out[j].service = true
+		} else {
+			out[j].queue = true
 		}
 	}
 	return out, nil
@@ -124,10 +134,15 @@ func (s *Service) confirmReplicated(ctx context.Context, queue string) error {
 
 // waitOn writes m's probe and sends WAIT on the same connection (a
 // pipeline of one server's client): the number of replicas that
-// acknowledged every write made so far within timeout.
-func (s *Service) waitOn(ctx context.Context, m masterProbe, timeout time.Duration) (int, error) {
+// acknowledged every write made so far within timeout. before, when not
+// nil, queues reads in the same pipeline ahead of the probe: what they
+// find was on the server whose replicas WAIT counted, before the probe.
+func (s *Service) waitOn(ctx context.Context, m masterProbe, timeout time.Duration, before ...func(redis.Pipeliner)) (int, error) {
 	var wait *redis.Cmd
 	_, err := m.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, f := range before {
+			f(p)
+		}
 		p.Set(ctx, m.probe, nowMS(), 0)
 		wait = p.Do(ctx, "WAIT", s.waitReplicas, max(timeout.Milliseconds(), 1))
 		return nil
@@ -140,6 +155,83 @@ func (s *Service) waitOn(ctx context.Context, m masterProbe, timeout time.Durati
 		return 0, fmt.Errorf("jobs: WAIT for replicas: %w", err)
 	}
 	return int(n), nil
+}
+
+// errTaskLost: a submission's job record reached the Redis master that
+// confirmed it but its queue task did not, even after it was enqueued
+// again; answered like ErrNotReplicated (a retry with the same
+// Idempotency-Key gets the job, and the janitor re-enqueues its task).
+var errTaskLost = errors.New("the job's queue task is not on the Redis master that confirmed its record")
+
+// confirmSubmission is confirmReplicated for job id of model, which also
+// checks, in the pipeline that WAITs (so on the very server whose replicas
+// acknowledged it) and ahead of the probe, that the job's record is there
+// and, while it has not ended and is not held in its key's backlog, its
+// queue task too. Around a Sentinel failover the writes of one submission
+// can reach two servers: the record, written to the old master just
+// before the switch, reached the new one by replication while the task,
+// enqueued on the old master after the switch, was discarded when that
+// rejoined as a replica; a WAIT answered later by the new master, once a
+// replica had attached, then confirmed a job that would never run (the
+// stranded jobs of issue 22). A missing record is ErrNotReplicated (the
+// submission was lost whole, nothing charged); a missing task is enqueued
+// again (task id = job id, the job was charged once) and checked once
+// more, then ErrNotReplicated.
+func (s *Service) confirmSubmission(ctx context.Context, id, model string) error {
+	if s.waitReplicas <= 0 {
+		return nil
+	}
+	for again := 0; ; again++ {
+		err := s.checkSubmission(ctx, id, model)
+		if !errors.Is(err, errTaskLost) || again > 0 {
+			return err
+		}
+		s.log.Warn("a submission's queue task was not on the Redis master that confirmed its record (a failover): enqueued again", "job", id)
+		if err := s.enqueue(ctx, id, model); err != nil {
+			return err
+		}
+	}
+}
+
+// checkSubmission is one WAIT per master concerned with the reads of
+// confirmSubmission ahead of its probe.
+func (s *Service) checkSubmission(ctx context.Context, id, model string) error {
+	queue := rdb.QueueName(model)
+	ms, err := s.masters(ctx, queue)
+	if err != nil {
+		return err
+	}
+	var rec *redis.SliceCmd
+	var task *redis.IntCmd
+	for _, m := range ms {
+		n, err := s.waitOn(ctx, m, s.waitTimeout, func(p redis.Pipeliner) {
+			if m.service {
+				rec = p.HMGet(ctx, rdb.KeyJob(id), rdb.FieldStatus, rdb.FieldHeld)
+			}
+			if m.queue {
+				task = p.Exists(ctx, rdb.TaskKey(queue, id))
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if n < s.waitReplicas {
+			return fmt.Errorf("jobs: %w (%d of %d within %v)", ErrNotReplicated, n, s.waitReplicas, s.waitTimeout.Round(time.Millisecond))
+		}
+	}
+	if rec == nil || task == nil || rec.Err() != nil || task.Err() != nil {
+		return fmt.Errorf("jobs: %w: the job's record and task could not be read back", ErrNotReplicated)
+	}
+	v := rec.Val()
+	status, _ := v[0].(string)
+	held, _ := v[1].(string)
+	switch {
+	case status == "":
+		return fmt.Errorf("jobs: %w: the job's record is not on the Redis master that confirmed the write (lost in a failover)", ErrNotReplicated)
+	case status == StatusStarting && held != "1" && task.Val() == 0:
+		return fmt.Errorf("jobs: %w: %w", ErrNotReplicated, errTaskLost)
+	}
+	return nil
 }
 
 // awaitReplicas runs before a submission or cancellation is written

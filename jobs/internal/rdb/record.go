@@ -32,6 +32,7 @@ const (
 	FieldFailures   = "failures"    // transient failures so far
 	FieldInputBytes = "input_bytes" // bytes of the job's stored input images
 	FieldHeld       = "held"        // "1" while the job waits in its key's backlog
+	FieldRequeues   = "requeues"    // times the janitor enqueued its lost task again
 	FieldDeleted    = "deleted"     // "1": a tombstone left by DELETE /v1/jobs/{id}
 	FieldIdem       = "idem"        // the Redis key of the job's Idempotency-Key
 	FieldRunning    = "running"     // the worker of the attempt in progress

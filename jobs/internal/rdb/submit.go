@@ -16,10 +16,12 @@ import (
 // owner's jobs, in flight, dispatched, backlog, backlogs, limits.
 // ARGV: cost, ttl ms, expires ms, job id, ledger entry, created ms, input
 // bytes, input quota, idempotency value ("" none), idempotency ttl ms,
-// default in-flight limit, default dispatch cap, backlog member,
-// field/value pairs...
+// default in-flight limit, default dispatch cap, backlog member, the
+// request's Idempotency-Key claim ("" none), field/value pairs...
 // Returns {1, balance, dispatched}, {0, balance} (credits short), {2,
-// stored} (input quota) or {3, in flight} (too many unfinished jobs).
+// stored} (input quota), {3, in flight} (too many unfinished jobs) or {4,
+// 0} (the key no longer holds the request's claim: another request with
+// the same Idempotency-Key took it over; nothing written).
 var submitScript = redis.NewScript(`
 local bal = tonumber(redis.call('GET', KEYS[1]) or '0')
 local cost = tonumber(ARGV[1])
@@ -30,13 +32,14 @@ if inb > 0 and stored + inb > tonumber(ARGV[8]) then return {2, stored} end
 local maxf = tonumber(redis.call('HGET', KEYS[13], 'max_in_flight') or ARGV[11])
 local inflight = redis.call('SCARD', KEYS[9])
 if maxf > 0 and inflight >= maxf then return {3, inflight} end
+if ARGV[14] ~= '' and redis.call('GET', KEYS[7]) ~= ARGV[14] then return {4, 0} end
 if redis.call('EXISTS', KEYS[2]) == 1 then return redis.error_reply('job id exists') end
 local nb = redis.call('DECRBY', KEYS[1], cost)
 if inb > 0 then
   redis.call('INCRBY', KEYS[6], inb)
   redis.call('PEXPIRE', KEYS[6], ARGV[2])
 end
-redis.call('HSET', KEYS[2], unpack(ARGV, 14))
+redis.call('HSET', KEYS[2], unpack(ARGV, 15))
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 if cost > 0 then
   redis.call('LPUSH', KEYS[3], ARGV[5])
@@ -89,6 +92,9 @@ type Submission struct {
 	IdempotencyKey string
 	IdemValue      string
 	IdemTTL        time.Duration
+	// IdemClaim is the request's claim on the key (IdemPending): the job
+	// is created only while the key still holds it.
+	IdemClaim string
 	// MaxInFlight and DispatchCap are the defaults of the owner's limits
 	// (KeyLimits overrides them); MaxInFlight 0: no limit.
 	MaxInFlight int
@@ -104,6 +110,7 @@ const (
 	SubmitCreated      SubmitOutcome = 1 // N: the new balance
 	SubmitQuotaFull    SubmitOutcome = 2 // N: the input bytes stored
 	SubmitTooMany      SubmitOutcome = 3 // N: the unfinished jobs
+	SubmitClaimLost    SubmitOutcome = 4 // another request took the Idempotency-Key over
 )
 
 // SubmitResult is Submit's answer.
@@ -131,7 +138,7 @@ func (d *DB) Submit(ctx context.Context, s Submission) (SubmitResult, error) {
 	j := s.Job
 	args := append([]any{j.Cost, s.Retention.Milliseconds(), j.ExpiresAt.UnixMilli(), j.ID, s.Ledger,
 		j.Created.UnixMilli(), j.InputBytes, s.InputQuota, s.IdemValue, s.IdemTTL.Milliseconds(),
-		s.MaxInFlight, s.DispatchCap, BacklogMember(j.Model, j.Owner)}, j.fields()...)
+		s.MaxInFlight, s.DispatchCap, BacklogMember(j.Model, j.Owner), s.IdemClaim}, j.fields()...)
 	res, err := submitScript.Run(ctx, d.c, s.Keys(), args...).Int64Slice()
 	if err != nil {
 		return SubmitResult{}, fmt.Errorf("jobs: submit: %w", err)
