@@ -242,8 +242,15 @@ func (s *server) backendError(w http.ResponseWriter, r *http.Request, op string,
 	if r.Method == http.MethodPost {
 		w.Header().Set("X-Should-Retry", "false")
 	}
+	// A Redis that did not answer in time (a restart, a failover, a
+	// machine too loaded to serve it) is usually back within seconds.
+	w.Header().Set("Retry-After", strconv.Itoa(backendRetryAfter))
 	writeError(w, http.StatusServiceUnavailable, CodeBackendUnavailable, "", "the job store is unavailable; try again shortly")
 }
+
+// backendRetryAfter is the Retry-After (seconds) of a request the job
+// store could not serve (unreachable, or no answer in time).
+const backendRetryAfter = 1
 
 // notReplicated answers a write the Redis master took but too few replicas
 // confirmed (FASHIOND_REDIS_URL's wait_replicas): it may or may not survive

@@ -408,6 +408,9 @@ func TestHealthAndCDN(t *testing.T) {
 	}
 }
 
+// uuidLike is a well-formed job id that no job has.
+const uuidLike = "0b0e7a52-3c53-4a5e-9a38-6f0f0c1d2e3f"
+
 func TestBackendFailures(t *testing.T) {
 	hs := newHarness(t)
 	hs.fake.panicOn = "balance"
@@ -418,6 +421,12 @@ func TestBackendFailures(t *testing.T) {
 	hs.fake.panicOn = ""
 	hs.fake.failErr = errRedisDown
 	hs.do("GET", "/v1/credits", keyAlice, "").wantError(t, 503, CodeBackendUnavailable, "")
+	// A status read the job store could not serve: 503 with Retry-After.
+	st := hs.do("GET", "/v1/status/"+uuidLike, keyAlice, "")
+	st.wantError(t, 503, CodeBackendUnavailable, "")
+	if st.header.Get("Retry-After") != "1" {
+		t.Errorf("status read failure: Retry-After %q, want 1", st.header.Get("Retry-After"))
+	}
 	r := hs.do("POST", "/v1/run", keyAlice, runBody("tryon", minimalInputs["tryon"]))
 	r.wantError(t, 503, CodeBackendUnavailable, "")
 	if r.header.Get("X-Should-Retry") != "false" {

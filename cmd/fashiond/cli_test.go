@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -217,39 +218,51 @@ func waitServed(t *testing.T, s *server, model string) {
 // video job: well into its rendering, with ffmpeg encoding.
 const runningFraction = 0.3
 
-// waitRunning polls job id until a worker has run it to runningFraction.
+// waitRunning polls job id until a worker has run it to runningFraction,
+// every statusPoll (within the key's rate limit). The only answers other
+// than the job that it accepts are the documented transient ones: 429
+// (rate_limited) and 503 (backend_unavailable, e.g. Redis slow to answer
+// on a loaded machine), each with a Retry-After that it obeys.
 func waitRunning(t *testing.T, s *server, id string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	lastCode := 0
+	transient := map[int]int{}
 	for time.Now().Before(deadline) {
 		var j struct {
 			Status   string `json:"status"`
+			Error    string `json:"error"`
 			Progress *struct {
 				Fraction float64 `json:"fraction"`
 			} `json:"progress"`
 		}
-		code, _ := s.do("GET", "/v1/status/"+id, testKey, nil, &j)
+		code, hdr := s.do("GET", "/v1/status/"+id, testKey, nil, &j)
 		switch {
-		case code != http.StatusOK:
-			// Not a job state (e.g. 429 from polling a slow start under
-			// load): ask again later.
-			lastCode = code
-			time.Sleep(statusRetryWait)
+		case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+			after, err := strconv.Atoi(hdr.Get("Retry-After"))
+			if err != nil || after < 1 {
+				t.Fatalf("GET /v1/status: HTTP %d (%s) without a Retry-After", code, j.Error)
+			}
+			transient[code]++
+			t.Logf("GET /v1/status: HTTP %d (%s), Retry-After %d", code, j.Error, after)
+			time.Sleep(time.Duration(after) * time.Second)
 			continue
+		case code != http.StatusOK:
+			t.Fatalf("GET /v1/status: HTTP %d (%s)", code, j.Error)
 		case j.Status != "starting":
 			t.Fatalf("job %s finished as %s before it was seen running", id, j.Status)
 		case j.Progress != nil && j.Progress.Fraction >= runningFraction:
 			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(statusPoll)
 	}
-	t.Fatalf("job %s never ran (last non-200 status answer: %d)", id, lastCode)
+	t.Fatalf("job %s never ran (transient answers: %v)", id, transient)
 }
 
-// statusRetryWait is how long waitRunning waits after a status answer that
-// is not a job state.
-const statusRetryWait = 250 * time.Millisecond
+// statusPoll is waitRunning's interval: 10 requests a second, under the
+// key's sustained rate limit (jobs.DefaultRateLimit, 20/s), so a slow
+// start under load never empties its bucket (at 20 ms it did, and the
+// polls were answered 429).
+const statusPoll = 100 * time.Millisecond
 
 // interruptStage is a bench stage that sends this process a SIGINT (a
 // Ctrl-C) on its fourth call and is interrupted by it.
