@@ -11,8 +11,10 @@ import (
 
 // TestReclaimSparesLiveRunner: a task whose asynq lease went stale is
 // reclaimed only when the worker that runs it (the job hash's runner) has no
-// live heartbeat; the script reads the job hash under the service's own key
-// prefix, so a prefix mismatch would reclaim every stale lease.
+// live heartbeat, or is the reclaiming worker itself and it is not running
+// the job (a failover discarded the end of its attempt); the script reads
+// the job hash under the service's own key prefix, so a prefix mismatch
+// would reclaim every stale lease.
 func TestReclaimSparesLiveRunner(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
@@ -28,6 +30,8 @@ func TestReclaimSparesLiveRunner(t *testing.T) {
 			{"job-live", "w-live", nowMS(), false},
 			{"job-dead", "w-dead", nowMS() - 10*HeartbeatTTL.Milliseconds(), true},
 			{"job-none", "w-gone", 0, true},
+			{"job-self-ended", "w-self", nowMS(), true},
+			{"job-self-running", "w-self", nowMS(), false},
 		}
 		for _, c := range cases {
 			must(t, rc.ZAdd(ctx, lease, redisZ(float64(stale), c.id)).Err())
@@ -37,7 +41,8 @@ func TestReclaimSparesLiveRunner(t *testing.T) {
 			}
 		}
 		// A worker that is not started: reclaim is called by hand once.
-		w := &Worker{svc: e.svc, models: []string{spec.ModelTryOn}, log: testLog()}
+		w := &Worker{svc: e.svc, id: "w-self", models: []string{spec.ModelTryOn}, log: testLog()}
+		w.attempts.Store("job-self-running", struct{}{})
 		if got := w.reclaim(ctx); len(got) != 1 || got[0] != rdb.QueueName(spec.ModelTryOn) {
 			t.Errorf("reclaim reported queues %v, want [%s]", got, rdb.QueueName(spec.ModelTryOn))
 		}

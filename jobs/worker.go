@@ -146,6 +146,9 @@ type Worker struct {
 	mu         sync.Mutex
 	started    bool
 	stopped    bool
+	// attempts holds the ids of the jobs this worker is running now
+	// (from their claim to the end of the attempt).
+	attempts sync.Map
 }
 
 // NewWorker prepares a worker for the models of reg (or opts.Models).
@@ -480,7 +483,7 @@ func (w *Worker) reclaimQueue(ctx context.Context, queue string, stale, live int
 	}
 	n := 0
 	for _, id := range ids {
-		if w.runnerAlive(ctx, id, live) {
+		if w.runnerAlive(ctx, id, live) && !w.lostAttempt(ctx, id) {
 			continue
 		}
 		done, err := w.svc.db.ExpireLease(ctx, queue, id, stale)
@@ -492,6 +495,21 @@ func (w *Worker) reclaimQueue(ctx context.Context, queue string, stale, live int
 		}
 	}
 	return n, nil
+}
+
+// lostAttempt reports whether job id's record names this worker as its
+// runner while this worker is not running it: the worker's end of the
+// attempt (its terminal transition, asynq's acknowledgement) was written
+// to a Redis master that a failover then discarded, and the new master
+// still holds the task as active with a lease nobody extends. Its runner
+// is alive, so without this only asynq's own recoverer would re-queue it,
+// one to two minutes later.
+func (w *Worker) lostAttempt(ctx context.Context, id string) bool {
+	if _, running := w.attempts.Load(id); running {
+		return false
+	}
+	runner, err := w.svc.rdb.HGet(ctx, rdb.KeyJobPrefix+id, rdb.FieldRunner).Result()
+	return err == nil && runner == w.id
 }
 
 // runnerAlive reports whether the worker recorded as running the job has
@@ -545,6 +563,7 @@ func (w *Worker) handleJob(ctx context.Context, t *asynq.Task) error {
 	if err != nil || !claimed {
 		return err
 	}
+	w.attempts.Store(id, struct{}{})
 	defer w.endAttempt(id)
 	if r.Runner == "" { // the job's first attempt
 		w.opts.Observer.QueueWait(r.Model, time.Since(r.CreatedAt))
@@ -708,6 +727,7 @@ func (w *Worker) claim(ctx context.Context, id string, attempt int) (claimed boo
 // endAttempt records that this worker's attempt on job id is over (so a
 // later claim does not count it as a crash).
 func (w *Worker) endAttempt(id string) {
+	w.attempts.Delete(id)
 	ctx, cancel := context.WithTimeout(context.Background(), HeartbeatInterval)
 	defer cancel()
 	if err := w.svc.db.EndAttempt(ctx, id, w.id); err != nil {
