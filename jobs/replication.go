@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -201,15 +202,20 @@ func (s *Service) checkSubmission(ctx context.Context, id, model string) error {
 	if err != nil {
 		return err
 	}
+	// The task is read before the record (on a Cluster, its master
+	// first): a worker ends a job with its terminal transition and only
+	// then has asynq delete its task, so a task found missing belongs to
+	// a record that, read after, is already terminal if the job ran.
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].queue && !ms[j].queue })
 	var rec *redis.SliceCmd
 	var task *redis.IntCmd
 	for _, m := range ms {
 		n, err := s.waitOn(ctx, m, s.waitTimeout, func(p redis.Pipeliner) {
-			if m.service {
-				rec = p.HMGet(ctx, rdb.KeyJob(id), rdb.FieldStatus, rdb.FieldHeld)
-			}
 			if m.queue {
 				task = p.Exists(ctx, rdb.TaskKey(queue, id))
+			}
+			if m.service {
+				rec = p.HMGet(ctx, rdb.KeyJob(id), rdb.FieldStatus, rdb.FieldHeld)
 			}
 		})
 		if err != nil {
