@@ -142,11 +142,12 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 	if req.IdempotencyKey != "" {
 		claim = uuid.NewString()
 		prev, ierr := s.idemBegin(ctx, req, claim)
+		var enqueued bool
 		if ierr == nil && prev != nil {
-			ierr = s.redispatch(ctx, prev)
+			enqueued, ierr = s.redispatch(ctx, prev)
 		}
 		if ierr == nil && prev != nil {
-			ierr = s.confirmSubmission(ctx, prev.ID, prev.Model) // a replay is answered as durably as a first answer
+			ierr = s.confirmSubmission(ctx, prev.ID, prev.Model, enqueued) // a replay is answered as durably as a first answer
 		}
 		if ierr != nil || prev != nil {
 			if ierr != nil {
@@ -181,15 +182,16 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (job *Job, err 
 // error, see confirmReplicated) can keep the record and lose the task,
 // which would leave a charged job that never runs. The task id is the job
 // id, so a task that still exists makes this a no-op.
-func (s *Service) redispatch(ctx context.Context, j *Job) error {
+// It reports whether it enqueued the task (or found it there).
+func (s *Service) redispatch(ctx context.Context, j *Job) (bool, error) {
 	if j.Status != StatusStarting {
-		return nil
+		return false, nil
 	}
 	dispatched, err := s.rdb.SIsMember(ctx, rdb.KeyDispatched(j.Model, j.Owner), j.ID).Result()
 	if err != nil || !dispatched {
-		return err
+		return false, err
 	}
-	return s.enqueue(ctx, j.ID, j.Model)
+	return true, s.enqueue(ctx, j.ID, j.Model)
 }
 
 // create stores the job (see rdb.DB.Submit) and enqueues it when
@@ -245,7 +247,7 @@ func (s *Service) create(ctx context.Context, req SubmitRequest, slots int, clai
 			return nil, err
 		}
 	}
-	if err := s.confirmSubmission(ctx, id, req.Model); err != nil {
+	if err := s.confirmSubmission(ctx, id, req.Model, res.Dispatched); err != nil {
 		s.log.Warn("a submission was not confirmed by the Redis replicas: answered with an error", "job", id, "err", err)
 		return nil, err
 	}

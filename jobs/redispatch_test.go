@@ -125,10 +125,10 @@ func TestConfirmSubmissionChecksTask(t *testing.T) {
 	if err := insp.DeleteTask(queue, j.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.svc.checkSubmission(ctx, j.ID, "work"); !errors.Is(err, errTaskLost) || !errors.Is(err, ErrNotReplicated) {
+	if err := e.svc.checkSubmission(ctx, j.ID, "work", true); !errors.Is(err, errTaskLost) || !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("check with the task gone: %v, want errTaskLost (ErrNotReplicated)", err)
 	}
-	if err := e.svc.confirmSubmission(ctx, j.ID, "work"); err != nil {
+	if err := e.svc.confirmSubmission(ctx, j.ID, "work", true); err != nil {
 		t.Fatalf("confirm with the task gone: %v, want it enqueued again", err)
 	}
 	if _, err := insp.GetTaskInfo(queue, j.ID); err != nil {
@@ -137,7 +137,7 @@ func TestConfirmSubmissionChecksTask(t *testing.T) {
 	if err := e.svc.Redis().Del(ctx, rdb.KeyJob(j.ID)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	err = e.svc.confirmSubmission(ctx, j.ID, "work")
+	err = e.svc.confirmSubmission(ctx, j.ID, "work", true)
 	if !errors.Is(err, ErrNotReplicated) || errors.Is(err, errTaskLost) {
 		t.Fatalf("confirm with the record gone: %v, want ErrNotReplicated", err)
 	}

@@ -177,13 +177,17 @@ var errTaskLost = errors.New("the job's queue task is not on the Redis master th
 // stranded jobs of issue 22). A missing record is ErrNotReplicated (the
 // submission was lost whole, nothing charged); a missing task is enqueued
 // again (task id = job id, the job was charged once) and checked once
-// more, then ErrNotReplicated.
-func (s *Service) confirmSubmission(ctx context.Context, id, model string) error {
+// more, then ErrNotReplicated. The task is checked only when enqueued
+// says this request enqueued it: a job held in its key's backlog gets its
+// task from the promotion that dispatches it (between the promotion and
+// its enqueue the job has none; the janitor covers a promotion's lost
+// enqueue).
+func (s *Service) confirmSubmission(ctx context.Context, id, model string, enqueued bool) error {
 	if s.waitReplicas <= 0 {
 		return nil
 	}
 	for again := 0; ; again++ {
-		err := s.checkSubmission(ctx, id, model)
+		err := s.checkSubmission(ctx, id, model, enqueued)
 		if !errors.Is(err, errTaskLost) || again > 0 {
 			return err
 		}
@@ -195,8 +199,8 @@ func (s *Service) confirmSubmission(ctx context.Context, id, model string) error
 }
 
 // checkSubmission is one WAIT per master concerned with the reads of
-// confirmSubmission ahead of its probe.
-func (s *Service) checkSubmission(ctx context.Context, id, model string) error {
+// confirmSubmission ahead of its probe (the task's only when enqueued).
+func (s *Service) checkSubmission(ctx context.Context, id, model string, enqueued bool) error {
 	queue := rdb.QueueName(model)
 	ms, err := s.masters(ctx, queue)
 	if err != nil {
@@ -211,7 +215,7 @@ func (s *Service) checkSubmission(ctx context.Context, id, model string) error {
 	var task *redis.IntCmd
 	for _, m := range ms {
 		n, err := s.waitOn(ctx, m, s.waitTimeout, func(p redis.Pipeliner) {
-			if m.queue {
+			if m.queue && enqueued {
 				task = p.Exists(ctx, rdb.TaskKey(queue, id))
 			}
 			if m.service {
@@ -225,7 +229,7 @@ func (s *Service) checkSubmission(ctx context.Context, id, model string) error {
 			return fmt.Errorf("jobs: %w (%d of %d within %v)", ErrNotReplicated, n, s.waitReplicas, s.waitTimeout.Round(time.Millisecond))
 		}
 	}
-	if rec == nil || task == nil || rec.Err() != nil || task.Err() != nil {
+	if rec == nil || rec.Err() != nil || enqueued && (task == nil || task.Err() != nil) {
 		return fmt.Errorf("jobs: %w: the job's record and task could not be read back", ErrNotReplicated)
 	}
 	v := rec.Val()
@@ -234,7 +238,7 @@ func (s *Service) checkSubmission(ctx context.Context, id, model string) error {
 	switch {
 	case status == "":
 		return fmt.Errorf("jobs: %w: the job's record is not on the Redis master that confirmed the write (lost in a failover)", ErrNotReplicated)
-	case status == StatusStarting && held != "1" && task.Val() == 0:
+	case enqueued && status == StatusStarting && held != "1" && task.Val() == 0:
 		return fmt.Errorf("jobs: %w: %w", ErrNotReplicated, errTaskLost)
 	}
 	return nil
