@@ -116,7 +116,7 @@ func TestFlowGuidanceClosedForm(t *testing.T) {
 				t.Fatal(err)
 			}
 			net := &constNet{v: map[int64]float32{1: vc, 0: vu}}
-			b := &flowBatcher{net: net, maxRows: 8}
+			b := newFlowBatcher(net, 8, false, nil)
 			x0 := []float32{0.1, -0.3}
 			j := newFlowJob([][]float32{append([]float32(nil), x0...)}, Euler{}, times, c.g, &flowCond{class: 1}, &flowCond{class: 0})
 			if err := sampleFlow(context.Background(), b, j); err != nil {
@@ -148,8 +148,8 @@ func TestFlowBatchingAcrossJobsLandsEachOnItsData(t *testing.T) {
 	// calls; each still lands on its own data point.
 	d := map[int64]float32{1: 0.5, 2: -0.25, 3: 0.75, 4: 0.1, 0: 0}
 	var calls, rows atomic.Int64
-	b := &flowBatcher{net: straightNet{d: d, delay: 2 * time.Millisecond}, maxRows: 6, batching: true,
-		observe: func(n int, _ time.Duration, err error) { calls.Add(1); rows.Add(int64(n)) }}
+	b := newFlowBatcher(straightNet{d: d, delay: 2 * time.Millisecond}, 6, true,
+		func(n int, _ time.Duration, err error) { calls.Add(1); rows.Add(int64(n)) })
 	times, _ := ShiftedLinear{Mu: 1.5}.Times(6, 0)
 	var wg sync.WaitGroup
 	jobs := make([]*flowJob, 4)
@@ -184,7 +184,7 @@ func TestFlowBatchingAcrossJobsLandsEachOnItsData(t *testing.T) {
 
 func TestFlowCancelLeavesOthersRunning(t *testing.T) {
 	net := &constNet{v: map[int64]float32{1: 0.1, 0: 0}, delay: 5 * time.Millisecond}
-	b := &flowBatcher{net: net, maxRows: 8, batching: true}
+	b := newFlowBatcher(net, 8, true, nil)
 	times, _ := ShiftedLinear{Mu: 1.5}.Times(20, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	var progressed atomic.Int64
