@@ -2,8 +2,11 @@ package diffusion
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -48,6 +51,61 @@ func TestShiftedLinearTimes(t *testing.T) {
 	}{{1.5, 0}, {math.NaN(), 3}, {21, 3}} {
 		if _, err := (ShiftedLinear{Mu: bad.mu}).Times(bad.steps, 0); err == nil {
 			t.Errorf("mu %v steps %d: no error", bad.mu, bad.steps)
+		}
+	}
+}
+
+// TestResolutionShiftMatchesDiffusers: FLUX's resolution-dependent grids
+// as diffusers computes them (diffusion/testdata/flow/flux-shift.json,
+// written by scripts/reference/flux_shift.py in the reference
+// environment): mu from the image tokens exactly, every time within the
+// reference's float32 rounding.
+func TestResolutionShiftMatchesDiffusers(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "flow", "flux-shift.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Config struct {
+			BaseTokens int     `json:"base_image_seq_len"`
+			MaxTokens  int     `json:"max_image_seq_len"`
+			BaseShift  float64 `json:"base_shift"`
+			MaxShift   float64 `json:"max_shift"`
+		} `json:"config"`
+		Cases []struct {
+			Steps, Tokens int
+			Mu            float64
+			Sigmas        []float64
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	s := ResolutionShift{BaseTokens: fx.Config.BaseTokens, MaxTokens: fx.Config.MaxTokens, BaseShift: fx.Config.BaseShift, MaxShift: fx.Config.MaxShift}
+	if s != FluxShift || len(fx.Cases) < 5 {
+		t.Fatalf("fixture config %+v (%d cases), FluxShift %+v", s, len(fx.Cases), FluxShift)
+	}
+	for _, c := range fx.Cases {
+		mu, err := s.Mu(c.Tokens)
+		if err != nil || math.Abs(mu-c.Mu) > 1e-12 {
+			t.Errorf("%d tokens: mu %v (%v), diffusers %v", c.Tokens, mu, err, c.Mu)
+		}
+		times, err := s.Times(c.Steps, c.Tokens)
+		if err != nil || len(times) != len(c.Sigmas) {
+			t.Fatalf("%d steps, %d tokens: %d times (%v), diffusers %d sigmas", c.Steps, c.Tokens, len(times), err, len(c.Sigmas))
+		}
+		for i, sigma := range c.Sigmas {
+			if d := math.Abs(times[i] - (1 - sigma)); d > 2e-7 {
+				t.Errorf("%d steps, %d tokens: t[%d] = %.8f, diffusers 1 − σ = %.8f", c.Steps, c.Tokens, i, times[i], 1-sigma)
+			}
+		}
+	}
+	for _, bad := range []struct {
+		s      ResolutionShift
+		tokens int
+	}{{FluxShift, 0}, {ResolutionShift{BaseTokens: 10, MaxTokens: 10}, 5}, {FluxShift, 1 << 30}} {
+		if _, err := bad.s.Times(4, bad.tokens); err == nil {
+			t.Errorf("%+v at %d tokens: no error", bad.s, bad.tokens)
 		}
 	}
 }
