@@ -27,52 +27,74 @@ type stepInput struct {
 	tcond  []float32 // rows × condDim, or nil
 }
 
-// stepCall is a stepInput waiting for its output.
+// stepCall is a stepInput waiting for its output (rows × 4 × h × w).
 type stepCall struct {
-	in   stepInput
-	out  []float32     // rows × 4 × h × w
-	ran  time.Duration // time in ONNX Runtime of the calls this rode in
-	err  error
-	done chan struct{}
+	batchCall
+	in stepInput
 	// first is the job's first call (see Options.JoinWindow).
 	first    bool
 	joinWait time.Duration
 }
 
-// stepBatcher gathers the steps of the jobs of one latent size. Jobs join
-// before their first step and leave after their last (or when cancelled).
-// With batching on, a batch runs when every member has submitted its next
-// step, so jobs that started at different times step together; with
-// batching off each call runs on its own at once.
-type stepBatcher struct {
-	m       *Model
-	h, w    int
+// batchCall is what every batched call carries: its row count, and once
+// done, its output (rows × the network's per-row output), the time in the
+// runtime of the network calls it rode in and the first error.
+type batchCall struct {
+	nrows int
+	out   []float32
+	ran   time.Duration
+	err   error
+	done  chan struct{}
+}
+
+func newBatchCall(rows int) batchCall { return batchCall{nrows: rows, done: make(chan struct{})} }
+
+func (c *batchCall) base() *batchCall { return c }
+
+// batched is a call type a rowBatcher serves.
+type batched interface {
+	comparable
+	base() *batchCall
+}
+
+// rowRef is one network row: row r of call c.
+type rowRef[C batched] struct {
+	c C
+	r int
+}
+
+// rowBatcher gathers the calls of the jobs sharing one network (the UNet
+// of one latent size, a flow model's transformer): each job's call is its
+// rows for one step, and a network call concatenates the rows of several
+// jobs, each job keeping its own state. Jobs join before their first step
+// and leave after their last (or when cancelled). With batching on, a
+// batch runs when every member has submitted its next step, so jobs that
+// started at different times step together; with batching off each call
+// runs on its own at once. A cancelled job leaves at once; a batch it was
+// part of still completes for the others.
+type rowBatcher[C batched] struct {
+	batching bool
+	maxRows  int
+	// together, when set, says whether two calls' rows may share a network
+	// call (a rank-0 timestep: only the same timestep); nil, any may.
+	together func(a, b C) bool
+	// run makes one network call over rows and returns rows × per floats
+	// and the time spent in the runtime.
+	run func(ctx context.Context, rows []rowRef[C]) ([]float32, time.Duration, error)
+
 	mu      sync.Mutex
 	members int
-	pending []*stepCall
+	pending []C
 	running bool
 }
 
-// batcherFor returns the batcher of a latent size.
-func (m *Model) batcherFor(h, w int) *stepBatcher {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	key := [2]int{h, w}
-	b := m.batchers[key]
-	if b == nil {
-		b = &stepBatcher{m: m, h: h, w: w}
-		m.batchers[key] = b
-	}
-	return b
-}
-
-func (b *stepBatcher) join() {
+func (b *rowBatcher[C]) join() {
 	b.mu.Lock()
 	b.members++
 	b.mu.Unlock()
 }
 
-func (b *stepBatcher) leave() {
+func (b *rowBatcher[C]) leave() {
 	b.mu.Lock()
 	b.members--
 	b.maybeRunLocked()
@@ -82,39 +104,28 @@ func (b *stepBatcher) leave() {
 // submit queues a call and waits for its output or the end of ctx. A
 // cancelled call leaves the queue; one already running is computed with
 // its batch and dropped.
-func (b *stepBatcher) submit(ctx context.Context, c *stepCall) error {
-	if !b.m.opts.Batching {
-		b.m.runCalls(ctx, []*stepCall{c})
-		return c.err
-	}
-	if c.first && b.m.sig.tsScalar && b.m.opts.JoinWindow > 0 {
-		// Jobs submitted together start in phase: with a rank-0 timestep
-		// only jobs at the same step can share a call.
-		t0 := time.Now()
-		select {
-		case <-time.After(b.m.opts.JoinWindow):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		c.joinWait = time.Since(t0)
+func (b *rowBatcher[C]) submit(ctx context.Context, c C) error {
+	if !b.batching {
+		b.runCalls(ctx, []C{c})
+		return c.base().err
 	}
 	b.mu.Lock()
 	b.pending = append(b.pending, c)
 	b.maybeRunLocked()
 	b.mu.Unlock()
 	select {
-	case <-c.done:
-		return c.err
+	case <-c.base().done:
+		return c.base().err
 	case <-ctx.Done():
 		b.mu.Lock()
-		b.pending = slices.DeleteFunc(b.pending, func(p *stepCall) bool { return p == c })
+		b.pending = slices.DeleteFunc(b.pending, func(p C) bool { return p == c })
 		b.mu.Unlock()
 		return ctx.Err()
 	}
 }
 
 // maybeRunLocked starts a batch when every member is waiting.
-func (b *stepBatcher) maybeRunLocked() {
+func (b *rowBatcher[C]) maybeRunLocked() {
 	if b.running || len(b.pending) == 0 || len(b.pending) < b.members {
 		return
 	}
@@ -124,7 +135,7 @@ func (b *stepBatcher) maybeRunLocked() {
 	go func() {
 		// The batch is not tied to one job's context: a cancelled job
 		// must not fail the others. Each job stops waiting on its own.
-		b.m.runCalls(context.Background(), batch)
+		b.runCalls(context.Background(), batch)
 		b.mu.Lock()
 		b.running = false
 		b.maybeRunLocked()
@@ -132,71 +143,76 @@ func (b *stepBatcher) maybeRunLocked() {
 	}()
 }
 
-// rowRef is one UNet row: row r of call c.
-type rowRef struct {
-	c *stepCall
-	r int
-}
-
-// runCalls runs the rows of calls in UNet calls of at most MaxBatch rows
-// (and, for rank-0 timesteps, of one timestep each), then completes every
-// call.
-func (m *Model) runCalls(ctx context.Context, calls []*stepCall) {
-	for _, c := range calls {
-		c.out = make([]float32, c.in.rows*latentChannels*c.in.h*c.in.w)
-	}
-	// Chunks run at once: with a rank-0 timestep, jobs at different steps
-	// cannot share a call, and running their calls side by side is what
-	// unbatched jobs would get.
+// runCalls runs the rows of calls in network calls of at most maxRows rows
+// (of calls that may go together), scatters the outputs and completes
+// every call. Chunks run at once: jobs that cannot share a call get what
+// unbatched jobs would.
+func (b *rowBatcher[C]) runCalls(ctx context.Context, calls []C) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, chunk := range m.chunks(calls) {
+	for _, chunk := range b.chunks(calls) {
 		wg.Go(func() {
-			ran, err := m.runChunk(ctx, chunk)
+			out, ran, err := b.run(ctx, chunk)
+			if err == nil && (len(out) == 0 || len(out)%len(chunk) != 0) {
+				err = fmt.Errorf("diffusion: the network returned %d values for %d rows", len(out), len(chunk))
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			seen := map[*stepCall]bool{}
-			for _, r := range chunk {
-				if err != nil {
-					r.c.err = err
-				}
-				if !seen[r.c] {
-					seen[r.c] = true
-					r.c.ran += ran
-				}
-			}
+			scatter(chunk, out, ran, err)
 		})
 	}
 	wg.Wait()
 	for _, c := range calls {
-		close(c.done)
+		close(c.base().done)
 	}
 }
 
-// chunks splits the rows of calls into UNet batches.
-func (m *Model) chunks(calls []*stepCall) [][]rowRef {
-	groups := [][]*stepCall{calls}
-	if m.sig.tsScalar {
+// scatter copies a network call's output rows into their calls and adds
+// its time to each call once.
+func scatter[C batched](chunk []rowRef[C], out []float32, ran time.Duration, err error) {
+	seen := map[C]bool{}
+	for k, r := range chunk {
+		c := r.c.base()
+		if !seen[r.c] {
+			seen[r.c] = true
+			c.ran += ran
+		}
+		if err != nil {
+			c.err = err
+			continue
+		}
+		per := len(out) / len(chunk)
+		if c.out == nil {
+			c.out = make([]float32, c.nrows*per)
+		}
+		copy(c.out[r.r*per:(r.r+1)*per], out[k*per:(k+1)*per])
+	}
+}
+
+// chunks splits the rows of calls into network calls.
+func (b *rowBatcher[C]) chunks(calls []C) [][]rowRef[C] {
+	groups := [][]C{calls}
+	if b.together != nil {
 		groups = nil
 		for _, c := range calls {
-			i := slices.IndexFunc(groups, func(g []*stepCall) bool { return g[0].in.t == c.in.t })
+			i := slices.IndexFunc(groups, func(g []C) bool { return b.together(g[0], c) })
 			if i < 0 {
-				groups = append(groups, []*stepCall{c})
+				groups = append(groups, []C{c})
 			} else {
 				groups[i] = append(groups[i], c)
 			}
 		}
 	}
-	var out [][]rowRef
+	var out [][]rowRef[C]
 	for _, g := range groups {
-		var cur []rowRef
+		var cur []rowRef[C]
 		for _, c := range g {
-			for r := range c.in.rows {
-				if len(cur) == m.opts.MaxBatch {
+			for r := range c.base().nrows {
+				if len(cur) == b.maxRows {
 					out = append(out, cur)
 					cur = nil
 				}
-				cur = append(cur, rowRef{c, r})
+				cur = append(cur, rowRef[C]{c, r})
 			}
 		}
 		if len(cur) > 0 {
@@ -206,9 +222,44 @@ func (m *Model) chunks(calls []*stepCall) [][]rowRef {
 	return out
 }
 
-// runChunk runs one UNet call over the given rows and scatters the output
-// (chunks write disjoint rows); it returns the time inside ONNX Runtime.
-func (m *Model) runChunk(ctx context.Context, rows []rowRef) (time.Duration, error) {
+// stepBatcher is the batcher of the UNet calls of one latent size.
+type stepBatcher = rowBatcher[*stepCall]
+
+// batcherFor returns the batcher of a latent size.
+func (m *Model) batcherFor(h, w int) *stepBatcher {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := [2]int{h, w}
+	b := m.batchers[key]
+	if b == nil {
+		b = &stepBatcher{batching: m.opts.Batching, maxRows: m.opts.MaxBatch, run: m.runChunk}
+		if m.sig.tsScalar {
+			b.together = func(a, b *stepCall) bool { return a.in.t == b.in.t }
+		}
+		m.batchers[key] = b
+	}
+	return b
+}
+
+// submitStep queues a UNet call on b. With a rank-0 timestep only jobs at
+// the same step can share a call, so a job's first call waits
+// Options.JoinWindow for jobs submitted together to start in phase.
+func (m *Model) submitStep(ctx context.Context, b *stepBatcher, c *stepCall) error {
+	if m.opts.Batching && c.first && m.sig.tsScalar && m.opts.JoinWindow > 0 {
+		t0 := time.Now()
+		select {
+		case <-time.After(m.opts.JoinWindow):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		c.joinWait = time.Since(t0)
+	}
+	return b.submit(ctx, c)
+}
+
+// runChunk makes one UNet call over the given rows; it returns the output
+// and the time inside ONNX Runtime.
+func (m *Model) runChunk(ctx context.Context, rows []rowRef[*stepCall]) ([]float32, time.Duration, error) {
 	in, outShape := m.unetInputs(rows)
 	t0 := time.Now()
 	out, err := m.unet.run(ctx, in, [][]int64{outShape})
@@ -220,17 +271,13 @@ func (m *Model) runChunk(ctx context.Context, rows []rowRef) (time.Duration, err
 		m.opts.Observer.UNetCall(m.name, len(rows), m.opts.MaxBatch, ran, err)
 	}
 	if err != nil {
-		return ran, fmt.Errorf("diffusion: %s: %w", m.unet.rel, err)
+		return nil, ran, fmt.Errorf("diffusion: %s: %w", m.unet.rel, err)
 	}
-	per := len(out[0].F32) / len(rows)
-	for k, r := range rows {
-		copy(r.c.out[r.r*per:(r.r+1)*per], out[0].F32[k*per:(k+1)*per])
-	}
-	return ran, nil
+	return out[0].F32, ran, nil
 }
 
 // unetInputs concatenates the rows into the UNet's input tensors.
-func (m *Model) unetInputs(rows []rowRef) ([]inference.Value, []int64) {
+func (m *Model) unetInputs(rows []rowRef[*stepCall]) ([]inference.Value, []int64) {
 	B := int64(len(rows))
 	first := rows[0].c
 	h, w := int64(first.in.h), int64(first.in.w)

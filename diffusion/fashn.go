@@ -70,7 +70,7 @@ func LoadFashnVTON(ctx context.Context, rt *inference.Runtime, dir string, opts 
 		m.Close()
 		return nil, fmt.Errorf("diffusion: fashn-vton model %s (%s): %w", opts.Name, dir, err)
 	}
-	m.batch = &flowBatcher{net: m, maxRows: opts.MaxBatch, batching: opts.Batching, observe: m.observe}
+	m.batch = newFlowBatcher(m, opts.MaxBatch, opts.Batching, m.observe)
 	return m, nil
 }
 

@@ -1,11 +1,8 @@
 package diffusion
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -105,16 +102,8 @@ func isFashnFolder(dir string) bool {
 // name the file and the field.
 func ParseFashnLayout(b []byte) (FashnLayout, error) {
 	var l FashnLayout
-	if len(b) > maxLayoutBytes {
-		return l, fmt.Errorf("%s: %d bytes, at most %d", FileLayout, len(b), maxLayoutBytes)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&l); err != nil {
-		return l, fmt.Errorf("%s: invalid: %w", FileLayout, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return l, fmt.Errorf("%s: invalid: data after the JSON object", FileLayout)
+	if err := decodeLayout(b, &l); err != nil {
+		return l, err
 	}
 	if l.Steps == 0 {
 		l.Steps = defaultFashnSteps
@@ -191,12 +180,9 @@ func (l *FashnLayout) checkCategories() error {
 
 // readFashnLayout reads and validates dir/fashiond.json.
 func readFashnLayout(dir string) (FashnLayout, error) {
-	b, err := os.ReadFile(filepath.Join(dir, FileLayout))
+	b, err := readLayoutFile(dir, "a "+LayoutFashnVTON+" export declares its layout in it")
 	if err != nil {
-		if os.IsNotExist(err) {
-			return FashnLayout{}, fmt.Errorf("%s: missing (a %s export declares its layout in it)", FileLayout, LayoutFashnVTON)
-		}
-		return FashnLayout{}, fmt.Errorf("%s: %w", FileLayout, err)
+		return FashnLayout{}, err
 	}
 	return ParseFashnLayout(b)
 }

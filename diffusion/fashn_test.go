@@ -214,12 +214,7 @@ func TestInstallFashnRefusals(t *testing.T) {
 		return func(d string) error { return os.WriteFile(filepath.Join(d, FileLayout), []byte(body), 0o644) }
 	}
 	edit := func(from, to string) func(string) error { return layout(strings.Replace(good, from, to, 1)) }
-	cases := []struct {
-		name   string
-		break_ func(dir string) error
-		task   Task
-		want   []string
-	}{
+	cases := []installRefusal{
 		{"no layout field", edit(`"layout": "fashn-vton", `, ""), "", []string{FileLayout, `"layout"`, "missing"}},
 		{"other layout", edit(`fashn-vton`, "idm-vton"), "", []string{FileLayout, `"layout"`, "idm-vton"}},
 		{"weights", edit(`"random"`, `"finetuned"`), "", []string{FileLayout, `"weights"`}},
@@ -243,30 +238,7 @@ func TestInstallFashnRefusals(t *testing.T) {
 		{"task inpainting", func(string) error { return nil }, Inpainting, []string{"--task inpainting", LayoutFashnVTON, "try-on"}},
 		{"no fashiond.json", func(d string) error { return os.Remove(filepath.Join(d, FileLayout)) }, "", []string{"not a Stable Diffusion ONNX export", LayoutFashnVTON}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "model")
-			if err := copyTree(context.Background(), fashnOracle, dir); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.break_(dir); err != nil {
-				t.Fatal(err)
-			}
-			models := t.TempDir()
-			_, err := Install(context.Background(), rt, dir, models, InstallOptions{Name: "x", Task: c.task})
-			if err == nil {
-				t.Fatal("a malformed fashn-vton folder was installed")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Fatalf("error %q does not mention %q", err, w)
-				}
-			}
-			if _, err := os.Stat(filepath.Join(models, repoSubdir, "x")); !os.IsNotExist(err) {
-				t.Fatal("a refused install left a folder")
-			}
-		})
-	}
+	checkInstallRefusals(t, rt, fashnOracle, LayoutFashnVTON, cases)
 }
 
 func TestParseFashnLayoutDefaults(t *testing.T) {

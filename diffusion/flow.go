@@ -81,6 +81,50 @@ func (s ShiftedLinear) Times(steps, _ int) ([]float64, error) {
 
 func (s ShiftedLinear) String() string { return fmt.Sprintf("shifted-linear(mu=%g)", s.Mu) }
 
+// ResolutionShift is FLUX's resolution-dependent shift (diffusers'
+// FlowMatchEulerDiscreteScheduler with use_dynamic_shifting and the
+// exponential time shift, as FluxPipeline drives it): mu lies on the line
+// through (BaseTokens, BaseShift) and (MaxTokens, MaxShift), evaluated at
+// the number of image tokens (extrapolated beyond, not clamped), so larger
+// pictures spend more of their steps at high noise. diffusers shifts the
+// noise levels σ = linspace(1, 1/n, n) (then 0) by e^mu/(e^mu + 1/σ − 1);
+// with t = 1 − σ that is the map and the grid of ShiftedLinear at the same
+// mu, so only mu differs.
+type ResolutionShift struct {
+	BaseTokens, MaxTokens int
+	BaseShift, MaxShift   float64
+}
+
+// FluxShift is FLUX.1's scheduler configuration: mu 0.5 at 256 image
+// tokens, 1.15 at 4096.
+var FluxShift = ResolutionShift{BaseTokens: 256, MaxTokens: 4096, BaseShift: 0.5, MaxShift: 1.15}
+
+// Mu is the shift at tokens image tokens (diffusers' calculate_shift).
+func (s ResolutionShift) Mu(tokens int) (float64, error) {
+	if tokens < 1 {
+		return 0, fmt.Errorf("diffusion: flow schedule: %d image tokens, want at least 1", tokens)
+	}
+	if s.MaxTokens <= s.BaseTokens {
+		return 0, fmt.Errorf("diffusion: flow schedule: max tokens %d must exceed base tokens %d", s.MaxTokens, s.BaseTokens)
+	}
+	m := (s.MaxShift - s.BaseShift) / float64(s.MaxTokens-s.BaseTokens)
+	b := s.BaseShift - m*float64(s.BaseTokens)
+	return float64(tokens)*m + b, nil
+}
+
+// Times implements FlowSchedule: ShiftedLinear at Mu(tokens).
+func (s ResolutionShift) Times(steps, tokens int) ([]float64, error) {
+	mu, err := s.Mu(tokens)
+	if err != nil {
+		return nil, err
+	}
+	return ShiftedLinear{Mu: mu}.Times(steps, tokens)
+}
+
+func (s ResolutionShift) String() string {
+	return fmt.Sprintf("resolution-shift(mu=%g@%d..%g@%d tokens)", s.BaseShift, s.BaseTokens, s.MaxShift, s.MaxTokens)
+}
+
 // Euler is the first-order solver x += (t[i+1] − t[i])·v, FASHN VTON's.
 type Euler struct{}
 

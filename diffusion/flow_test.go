@@ -2,8 +2,11 @@ package diffusion
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -48,6 +51,61 @@ func TestShiftedLinearTimes(t *testing.T) {
 	}{{1.5, 0}, {math.NaN(), 3}, {21, 3}} {
 		if _, err := (ShiftedLinear{Mu: bad.mu}).Times(bad.steps, 0); err == nil {
 			t.Errorf("mu %v steps %d: no error", bad.mu, bad.steps)
+		}
+	}
+}
+
+// TestResolutionShiftMatchesDiffusers: FLUX's resolution-dependent grids
+// as diffusers computes them (diffusion/testdata/flow/flux-shift.json,
+// written by scripts/reference/flux_shift.py in the reference
+// environment): mu from the image tokens exactly, every time within the
+// reference's float32 rounding.
+func TestResolutionShiftMatchesDiffusers(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "flow", "flux-shift.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Config struct {
+			BaseTokens int     `json:"base_image_seq_len"`
+			MaxTokens  int     `json:"max_image_seq_len"`
+			BaseShift  float64 `json:"base_shift"`
+			MaxShift   float64 `json:"max_shift"`
+		} `json:"config"`
+		Cases []struct {
+			Steps, Tokens int
+			Mu            float64
+			Sigmas        []float64
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	s := ResolutionShift{BaseTokens: fx.Config.BaseTokens, MaxTokens: fx.Config.MaxTokens, BaseShift: fx.Config.BaseShift, MaxShift: fx.Config.MaxShift}
+	if s != FluxShift || len(fx.Cases) < 5 {
+		t.Fatalf("fixture config %+v (%d cases), FluxShift %+v", s, len(fx.Cases), FluxShift)
+	}
+	for _, c := range fx.Cases {
+		mu, err := s.Mu(c.Tokens)
+		if err != nil || math.Abs(mu-c.Mu) > 1e-12 {
+			t.Errorf("%d tokens: mu %v (%v), diffusers %v", c.Tokens, mu, err, c.Mu)
+		}
+		times, err := s.Times(c.Steps, c.Tokens)
+		if err != nil || len(times) != len(c.Sigmas) {
+			t.Fatalf("%d steps, %d tokens: %d times (%v), diffusers %d sigmas", c.Steps, c.Tokens, len(times), err, len(c.Sigmas))
+		}
+		for i, sigma := range c.Sigmas {
+			if d := math.Abs(times[i] - (1 - sigma)); d > 2e-7 {
+				t.Errorf("%d steps, %d tokens: t[%d] = %.8f, diffusers 1 − σ = %.8f", c.Steps, c.Tokens, i, times[i], 1-sigma)
+			}
+		}
+	}
+	for _, bad := range []struct {
+		s      ResolutionShift
+		tokens int
+	}{{FluxShift, 0}, {ResolutionShift{BaseTokens: 10, MaxTokens: 10}, 5}, {FluxShift, 1 << 30}} {
+		if _, err := bad.s.Times(4, bad.tokens); err == nil {
+			t.Errorf("%+v at %d tokens: no error", bad.s, bad.tokens)
 		}
 	}
 }
@@ -116,7 +174,7 @@ func TestFlowGuidanceClosedForm(t *testing.T) {
 				t.Fatal(err)
 			}
 			net := &constNet{v: map[int64]float32{1: vc, 0: vu}}
-			b := &flowBatcher{net: net, maxRows: 8}
+			b := newFlowBatcher(net, 8, false, nil)
 			x0 := []float32{0.1, -0.3}
 			j := newFlowJob([][]float32{append([]float32(nil), x0...)}, Euler{}, times, c.g, &flowCond{class: 1}, &flowCond{class: 0})
 			if err := sampleFlow(context.Background(), b, j); err != nil {
@@ -148,8 +206,8 @@ func TestFlowBatchingAcrossJobsLandsEachOnItsData(t *testing.T) {
 	// calls; each still lands on its own data point.
 	d := map[int64]float32{1: 0.5, 2: -0.25, 3: 0.75, 4: 0.1, 0: 0}
 	var calls, rows atomic.Int64
-	b := &flowBatcher{net: straightNet{d: d, delay: 2 * time.Millisecond}, maxRows: 6, batching: true,
-		observe: func(n int, _ time.Duration, err error) { calls.Add(1); rows.Add(int64(n)) }}
+	b := newFlowBatcher(straightNet{d: d, delay: 2 * time.Millisecond}, 6, true,
+		func(n int, _ time.Duration, err error) { calls.Add(1); rows.Add(int64(n)) })
 	times, _ := ShiftedLinear{Mu: 1.5}.Times(6, 0)
 	var wg sync.WaitGroup
 	jobs := make([]*flowJob, 4)
@@ -184,7 +242,7 @@ func TestFlowBatchingAcrossJobsLandsEachOnItsData(t *testing.T) {
 
 func TestFlowCancelLeavesOthersRunning(t *testing.T) {
 	net := &constNet{v: map[int64]float32{1: 0.1, 0: 0}, delay: 5 * time.Millisecond}
-	b := &flowBatcher{net: net, maxRows: 8, batching: true}
+	b := newFlowBatcher(net, 8, true, nil)
 	times, _ := ShiftedLinear{Mu: 1.5}.Times(20, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	var progressed atomic.Int64

@@ -3,8 +3,6 @@ package diffusion
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 )
 
@@ -32,129 +30,29 @@ type flowCond struct {
 
 // flowCall is one job's rows for one step, waiting for their velocities.
 type flowCall struct {
+	batchCall
 	rows []flowRow
-	out  []float32
-	ran  time.Duration
-	err  error
-	done chan struct{}
 }
 
 // flowBatcher gathers the steps of the jobs of one flow model. Rows carry
-// their own time, so jobs at different steps share a call. With batching
-// on, a batch runs when every member has submitted its next step (jobs
-// that started at different times step together); with batching off each
-// call runs alone at once. A cancelled job leaves at once; a batch it was
-// part of still completes for the others.
-type flowBatcher struct {
-	net      flowNet
-	maxRows  int
-	batching bool
-	// observe, when set, is told of every network call.
-	observe func(rows int, took time.Duration, err error)
+// their own time, so jobs at different steps share a call.
+type flowBatcher = rowBatcher[*flowCall]
 
-	mu      sync.Mutex
-	members int
-	pending []*flowCall
-	running bool
-}
-
-func (b *flowBatcher) join() {
-	b.mu.Lock()
-	b.members++
-	b.mu.Unlock()
-}
-
-func (b *flowBatcher) leave() {
-	b.mu.Lock()
-	b.members--
-	b.maybeRunLocked()
-	b.mu.Unlock()
-}
-
-// submit queues a call and waits for its output or the end of ctx.
-func (b *flowBatcher) submit(ctx context.Context, c *flowCall) error {
-	if !b.batching {
-		b.runCalls(ctx, []*flowCall{c})
-		return c.err
-	}
-	b.mu.Lock()
-	b.pending = append(b.pending, c)
-	b.maybeRunLocked()
-	b.mu.Unlock()
-	select {
-	case <-c.done:
-		return c.err
-	case <-ctx.Done():
-		b.mu.Lock()
-		b.pending = slices.DeleteFunc(b.pending, func(p *flowCall) bool { return p == c })
-		b.maybeRunLocked()
-		b.mu.Unlock()
-		return ctx.Err()
-	}
-}
-
-// maybeRunLocked starts a batch when every member is waiting.
-func (b *flowBatcher) maybeRunLocked() {
-	if b.running || len(b.pending) == 0 || len(b.pending) < b.members {
-		return
-	}
-	batch := b.pending
-	b.pending = nil
-	b.running = true
-	go func() {
-		// Not tied to one job's context: a cancelled job must not fail
-		// the others.
-		b.runCalls(context.Background(), batch)
-		b.mu.Lock()
-		b.running = false
-		b.maybeRunLocked()
-		b.mu.Unlock()
-	}()
-}
-
-// runCalls runs the calls' rows in network calls of at most maxRows rows,
-// in order, and completes every call.
-func (b *flowBatcher) runCalls(ctx context.Context, calls []*flowCall) {
-	defer func() {
-		for _, c := range calls {
-			close(c.done)
-		}
-	}()
-	type ref struct {
-		c *flowCall
-		r int
-	}
-	var refs []ref
-	for _, c := range calls {
-		for r := range c.rows {
-			refs = append(refs, ref{c, r})
-		}
-		c.out = make([]float32, 0, len(c.rows)*len(c.rows[0].x))
-	}
-	for start := 0; start < len(refs); start += b.maxRows {
-		chunk := refs[start:min(len(refs), start+b.maxRows)]
-		rows := make([]flowRow, len(chunk))
-		for k, r := range chunk {
-			rows[k] = r.c.rows[r.r]
-		}
-		out, ran, err := b.net.velocity(ctx, rows)
-		if b.observe != nil {
-			b.observe(len(rows), ran, err)
-		}
-		seen := map[*flowCall]bool{}
-		per := len(rows[0].x)
-		for k, r := range chunk {
-			if !seen[r.c] {
-				seen[r.c] = true
-				r.c.ran += ran
+// newFlowBatcher serves net's calls, at most maxRows rows each; observe,
+// when set, is told of every network call.
+func newFlowBatcher(net flowNet, maxRows int, batching bool, observe func(rows int, took time.Duration, err error)) *flowBatcher {
+	return &flowBatcher{batching: batching, maxRows: maxRows,
+		run: func(ctx context.Context, refs []rowRef[*flowCall]) ([]float32, time.Duration, error) {
+			rows := make([]flowRow, len(refs))
+			for k, r := range refs {
+				rows[k] = r.c.rows[r.r]
 			}
-			if err != nil {
-				r.c.err = err
-				continue
+			out, ran, err := net.velocity(ctx, rows)
+			if observe != nil {
+				observe(len(rows), ran, err)
 			}
-			r.c.out = append(r.c.out, out[k*per:(k+1)*per]...)
-		}
-	}
+			return out, ran, err
+		}}
 }
 
 // flowJob is one flow generation in flight: samples states advanced
@@ -207,7 +105,7 @@ func sampleFlow(ctx context.Context, b *flowBatcher, j *flowJob) error {
 				rows = append(rows, flowRow{x: x, t: j.times[i], cond: j.uncond})
 			}
 		}
-		call := &flowCall{rows: rows, done: make(chan struct{})}
+		call := &flowCall{batchCall: newBatchCall(len(rows)), rows: rows}
 		if err := b.submit(ctx, call); err != nil {
 			return err
 		}

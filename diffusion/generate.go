@@ -259,8 +259,9 @@ func (m *Model) runSteps(ctx context.Context, j *job, x []float32, l stepLoop) (
 			return nil, err
 		}
 		progress(i, len(steps))
-		call := &stepCall{in: l.input(j.s.ScaleModelInput(x, i), t), done: make(chan struct{}), first: i == 0}
-		if err := b.submit(ctx, call); err != nil {
+		in := l.input(j.s.ScaleModelInput(x, i), t)
+		call := &stepCall{batchCall: newBatchCall(in.rows), in: in, first: i == 0}
+		if err := m.submitStep(ctx, b, call); err != nil {
 			return nil, err
 		}
 		j.tm.UNet += call.ran

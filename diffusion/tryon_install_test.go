@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"fashiond/inference"
 )
 
 // TestInstallTryOn: the oracle try-on folder installs with task try-on and
@@ -46,12 +48,7 @@ func TestInstallTryOnRefusals(t *testing.T) {
 	layout := func(body string) func(string) error {
 		return func(d string) error { return os.WriteFile(filepath.Join(d, FileLayout), []byte(body), 0o644) }
 	}
-	cases := []struct {
-		name   string
-		break_ func(dir string) error
-		task   Task
-		want   []string
-	}{
+	cases := []installRefusal{
 		{"unknown layout", layout(`{"layout": "idm-vton"}`), "", []string{FileLayout, `"layout"`, "idm-vton", "catvton"}},
 		{"no layout", layout(`{"concat_axis": "height"}`), "", []string{FileLayout, `"layout"`, "missing"}},
 		{"width axis", layout(`{"layout": "catvton", "concat_axis": "width"}`), "", []string{FileLayout, `"concat_axis"`, "width"}},
@@ -68,6 +65,27 @@ func TestInstallTryOnRefusals(t *testing.T) {
 		{"no vae encoder", func(d string) error { return os.RemoveAll(filepath.Join(d, dirVAEEncoder)) }, "", []string{"vae_encoder/model.onnx", "missing", "garment"}},
 		{"task inpainting", func(string) error { return nil }, Inpainting, []string{"--task inpainting", FileLayout, "catvton", "try-on"}},
 	}
+	checkInstallRefusals(t, rt, good, "try-on", cases)
+	_, err := Install(context.Background(), rt, contract(t, "oracle-inpaint"), t.TempDir(), InstallOptions{Name: "y", Task: TryOn})
+	if err == nil || !strings.Contains(err.Error(), "no "+FileLayout) {
+		t.Fatalf("--task try-on on a plain inpainting export: %v", err)
+	}
+}
+
+// installRefusal is one way to break a copy of a good model folder, the
+// task asked for, and what the install error must mention.
+type installRefusal struct {
+	name   string
+	break_ func(dir string) error
+	task   Task
+	want   []string
+}
+
+// checkInstallRefusals installs a broken copy of good (a what folder) per
+// case: each install fails, the error mentions every wanted string, and
+// nothing is left installed.
+func checkInstallRefusals(t *testing.T, rt *inference.Runtime, good, what string, cases []installRefusal) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "model")
@@ -80,7 +98,7 @@ func TestInstallTryOnRefusals(t *testing.T) {
 			models := t.TempDir()
 			_, err := Install(context.Background(), rt, dir, models, InstallOptions{Name: "x", Task: c.task})
 			if err == nil {
-				t.Fatal("a malformed try-on folder was installed")
+				t.Fatalf("a malformed %s folder was installed", what)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
@@ -91,10 +109,6 @@ func TestInstallTryOnRefusals(t *testing.T) {
 				t.Fatal("a refused install left a folder")
 			}
 		})
-	}
-	_, err := Install(context.Background(), rt, contract(t, "oracle-inpaint"), t.TempDir(), InstallOptions{Name: "y", Task: TryOn})
-	if err == nil || !strings.Contains(err.Error(), "no "+FileLayout) {
-		t.Fatalf("--task try-on on a plain inpainting export: %v", err)
 	}
 }
 

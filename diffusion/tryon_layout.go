@@ -62,19 +62,41 @@ type Layout struct {
 // and the field.
 func ParseLayout(b []byte) (Layout, error) {
 	var l Layout
-	if len(b) > maxLayoutBytes {
-		return l, fmt.Errorf("%s: %d bytes, at most %d", FileLayout, len(b), maxLayoutBytes)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&l); err != nil {
-		return l, fmt.Errorf("%s: invalid: %w", FileLayout, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return l, fmt.Errorf("%s: invalid: data after the JSON object", FileLayout)
+	if err := decodeLayout(b, &l); err != nil {
+		return l, err
 	}
 	l.defaults()
 	return l, l.check()
+}
+
+// decodeLayout decodes a fashiond.json of at most maxLayoutBytes into v:
+// one JSON object, no unknown fields, nothing after it.
+func decodeLayout(b []byte, v any) error {
+	if len(b) > maxLayoutBytes {
+		return fmt.Errorf("%s: %d bytes, at most %d", FileLayout, len(b), maxLayoutBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: invalid: %w", FileLayout, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: invalid: data after the JSON object", FileLayout)
+	}
+	return nil
+}
+
+// readLayoutFile reads dir/fashiond.json; a missing file is an error
+// saying why the layout needs it.
+func readLayoutFile(dir, why string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(dir, FileLayout))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("%s: missing (%s)", FileLayout, why)
+		}
+		return nil, fmt.Errorf("%s: %w", FileLayout, err)
+	}
+	return b, nil
 }
 
 // defaults fills the fields left out.
@@ -129,12 +151,9 @@ func hasLayout(dir string) bool {
 
 // readLayout reads and validates dir/fashiond.json.
 func readLayout(dir string) (Layout, error) {
-	b, err := os.ReadFile(filepath.Join(dir, FileLayout))
+	b, err := readLayoutFile(dir, "a try-on model's folder declares its layout in it")
 	if err != nil {
-		if os.IsNotExist(err) {
-			return Layout{}, fmt.Errorf("%s: missing (a try-on model's folder declares its layout in it)", FileLayout)
-		}
-		return Layout{}, fmt.Errorf("%s: %w", FileLayout, err)
+		return Layout{}, err
 	}
 	return ParseLayout(b)
 }

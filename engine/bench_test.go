@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"fashiond/diffusion"
-	"fashiond/inference"
 	"fashiond/internal/pipelinetest"
 	"fashiond/internal/testenv"
 	"fashiond/pipelines"
@@ -26,11 +25,7 @@ import (
 //	go test ./engine -run XXX -bench GenerativeStages -benchtime 2x
 func BenchmarkGenerativeStages(b *testing.B) {
 	ctx := context.Background()
-	rt, err := inference.Open(ctx, inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 2, Device: "cpu"}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rt.Close()
+	rt := pipelinetest.CPURuntime(b, 2)
 	m, err := diffusion.Load(ctx, rt, filepath.Join(testenv.Root(), "diffusion/testdata/contract/shape-sd15-inpaint"), diffusion.Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -1,17 +1,11 @@
 package engine
 
 import (
-	"context"
-	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"fashiond/diffusion"
-	"fashiond/inference"
 	"fashiond/internal/pipelinetest"
-	"fashiond/internal/testenv"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/generative"
 )
@@ -22,20 +16,10 @@ import (
 // installed; without any pose model the role is an error naming DWPose;
 // GET /v1/models lists it for tryon and product-to-model.
 func TestOpenGenerativeFashnRole(t *testing.T) {
-	ctx := context.Background()
-	rt, err := inference.Open(ctx, inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	dir := t.TempDir()
-	log := slog.New(slog.DiscardHandler)
-	src := filepath.Join(pipelinetest.Root(), "diffusion/testdata/fashn/tiny")
-	if _, err := diffusion.Install(ctx, rt, src, dir, diffusion.InstallOptions{Name: "fashn-tiny"}); err != nil {
-		t.Fatal(err)
-	}
+	g := newGenRepo(t)
+	g.install(t, "diffusion/testdata/fashn/tiny", "fashn-tiny")
 	p := pipelinetest.Perception(t)
-	gen, cl, err := openGenerative(ctx, rt, dir, nil, diffusion.Options{}, p, log)
+	gen, cl, err := g.open(nil, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +32,7 @@ func TestOpenGenerativeFashnRole(t *testing.T) {
 	if !slices.Equal(got, []string{"fashn-tiny"}) {
 		t.Errorf("tryon's generative models %v", got)
 	}
-	if _, _, err := openGenerative(ctx, rt, dir, nil, diffusion.Options{}, nil, log); err == nil || !strings.Contains(err.Error(), "DWPose") {
+	if _, _, err := g.open(nil, nil); err == nil || !strings.Contains(err.Error(), "DWPose") {
 		t.Fatalf("without a pose model: %v", err)
 	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,12 +9,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
-	"time"
 
 	"fashiond/bench"
-	"fashiond/config"
 	"fashiond/diffusion"
 )
 
@@ -47,47 +42,25 @@ func cmdBenchDiffusion(args []string) error {
 }
 
 func runBenchDiffusion(ctx context.Context, args []string, w io.Writer) error {
-	fs := flag.NewFlagSet("bench diffusion", flag.ContinueOnError)
-	fs.SetOutput(w)
-	var cfg config.Config
-	cfg.Register(fs)
-	model := fs.String("model", "", "installed generative model to measure (fashiond models)")
-	folder := fs.String("folder", "", "or an export folder loaded in place (e.g. diffusion/testdata/contract/shape-sd15)")
-	size := fs.Int("size", 512, "image side in pixels")
-	steps := fs.Int("steps", 10, "steps per job")
-	levels := fs.String("jobs", "1,2,4", "comma-separated numbers of concurrent jobs")
-	maxBatch := fs.Int("max-batch", 8, "most UNet rows per call with batching on")
-	guidance := fs.Float64("guidance", 7.5, "guidance (> 1: two UNet rows per job)")
-	jsonOut := fs.String("json", "", "write the results as JSON to this file")
-	anchor := fs.String("anchor", "", "diffusers' RESULT lines on the same card (scripts/gpu-check.sh, ../shared/gpu/export_sd.py): print images/s side by side")
-	if err := fs.Parse(args); err != nil {
+	b := newBatchBench("bench diffusion", "generative", "UNet", " (e.g. diffusion/testdata/contract/shape-sd15)", "1,2,4", w)
+	size := b.fs.Int("size", 512, "image side in pixels")
+	steps := b.fs.Int("steps", 10, "steps per job")
+	guidance := b.fs.Float64("guidance", 7.5, "guidance (> 1: two UNet rows per job)")
+	anchor := b.fs.String("anchor", "", "diffusers' RESULT lines on the same card (scripts/gpu-check.sh, ../shared/gpu/export_sd.py): print images/s side by side")
+	if err := b.parse(args); err != nil {
 		return err
 	}
-	if err := cfg.Finish(); err != nil {
-		return err
-	}
-	conc, err := parseLevels(*levels)
-	if err != nil {
-		return err
-	}
-	if (*model == "") == (*folder == "") {
-		return fmt.Errorf("bench diffusion: give exactly one of --model NAME or --folder DIR")
-	}
-	rt, err := openRuntime(ctx, cfg)
+	rt, err := b.runtime(ctx)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	// --device cuda without usable CUDA: one line saying why, before loading.
-	if _, err := rt.Placement("auto"); err != nil {
-		return fmt.Errorf("bench diffusion: %w", err)
-	}
 	open := func(batching bool) (*diffusion.Model, error) {
-		opts := diffusion.Options{Batching: batching, MaxBatch: *maxBatch}
-		if *model != "" {
-			return diffusion.Open(ctx, rt, cfg.ModelsDir, *model, opts)
+		opts := diffusion.Options{Batching: batching, MaxBatch: *b.maxBatch}
+		if *b.model != "" {
+			return diffusion.Open(ctx, rt, b.cfg.ModelsDir, *b.model, opts)
 		}
-		return diffusion.Load(ctx, rt, *folder, opts)
+		return diffusion.Load(ctx, rt, *b.folder, opts)
 	}
 	req := diffusion.Request{Prompt: "a linen shirt on a hanger", NegativePrompt: "blurry", Guidance: *guidance, Steps: *steps, Width: *size, Height: *size}
 	var results []diffusionBenchResult
@@ -100,7 +73,7 @@ func runBenchDiffusion(ctx context.Context, args []string, w io.Writer) error {
 			m.Close()
 			return err
 		}
-		for _, c := range conc {
+		for _, c := range b.conc {
 			r, err := benchLevel(ctx, m, req, c, batching)
 			if err != nil {
 				m.Close()
@@ -111,44 +84,30 @@ func runBenchDiffusion(ctx context.Context, args []string, w io.Writer) error {
 		}
 		m.Close()
 	}
-	for i := range results {
-		for _, off := range results {
-			if results[i].Batching && !off.Batching && off.Concurrency == results[i].Concurrency {
-				results[i].BatchedSpeedup = results[i].StepsPerSec / off.StepsPerSec
-			}
-		}
-	}
+	batchedSpeedups(results, func(r diffusionBenchResult) (int, bool, float64) { return r.Concurrency, r.Batching, r.StepsPerSec },
+		func(r *diffusionBenchResult, s float64) { r.BatchedSpeedup = s })
 	printDiffusionBench(w, results, *size, *steps, *guidance)
 	if *anchor != "" {
 		if err := printAnchorComparison(w, *anchor, results); err != nil {
 			return err
 		}
 	}
-	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(results, "", "  ")
-		return os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
-	}
-	return nil
+	return b.writeJSON(results)
 }
 
 // benchLevel runs c jobs at once (different seeds) and measures them.
 func benchLevel(ctx context.Context, m *diffusion.Model, req diffusion.Request, c int, batching bool) (diffusionBenchResult, error) {
 	before := m.Stats()
 	res := make([]*diffusion.Result, c)
-	errs := make([]error, c)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := range c {
+	wall, _, err := runJobs(c, func(seed uint64) error {
 		r := req
-		r.Seed = uint64(i + 1)
-		wg.Go(func() { res[i], errs[i] = m.Generate(ctx, r) })
-	}
-	wg.Wait()
-	wall := time.Since(start)
-	for _, err := range errs {
-		if err != nil {
-			return diffusionBenchResult{}, err
-		}
+		r.Seed = seed
+		var err error
+		res[seed-1], err = m.Generate(ctx, r)
+		return err
+	})
+	if err != nil {
+		return diffusionBenchResult{}, err
 	}
 	after := m.Stats()
 	out := diffusionBenchResult{Concurrency: c, Batching: batching, Jobs: c, Calls: after.Calls - before.Calls,
@@ -162,18 +121,6 @@ func benchLevel(ctx context.Context, m *diffusion.Model, req diffusion.Request, 
 		}
 	}
 	out.StepsPerSec = float64(jobSteps) / wall.Seconds()
-	return out, nil
-}
-
-func parseLevels(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 64 {
-			return nil, fmt.Errorf("bench diffusion: --jobs %q: want numbers in 1..64", s)
-		}
-		out = append(out, n)
-	}
 	return out, nil
 }
 

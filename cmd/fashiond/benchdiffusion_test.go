@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,16 +13,22 @@ import (
 	"fashiond/internal/testenv"
 )
 
-// TestBenchDiffusionCUDARefused: --device cuda on a node without CUDA is
-// one error saying why, before any model is loaded.
-func TestBenchDiffusionCUDARefused(t *testing.T) {
+// TestBenchCUDARefused: --device cuda on a node without CUDA is one error
+// saying why, before any model is loaded, in both batching benchmarks.
+func TestBenchCUDARefused(t *testing.T) {
 	if cuda.Discover().Available() {
 		t.Skip("this node has a CUDA device")
 	}
-	var out bytes.Buffer
-	err := runBenchDiffusion(context.Background(), []string{"--device", "cuda", "--ort-lib", testenv.ORTLib(), "--folder", "/nonexistent"}, &out)
-	if err == nil || !strings.Contains(err.Error(), "FASHIOND_DEVICE=cuda but ") || strings.Contains(err.Error(), "\n") {
-		t.Fatalf("error %v, want one line naming why CUDA cannot be had", err)
+	for name, run := range map[string]func(context.Context, []string, io.Writer) error{
+		"diffusion": runBenchDiffusion, "fashn": runBenchFashn,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(context.Background(), []string{"--device", "cuda", "--ort-lib", testenv.ORTLib(), "--folder", "/nonexistent"}, &out)
+			if err == nil || !strings.Contains(err.Error(), "FASHIOND_DEVICE=cuda but ") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %v, want one line naming why CUDA cannot be had", err)
+			}
+		})
 	}
 }
 

@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sync"
 	"text/tabwriter"
-	"time"
 
 	"fashiond/bench"
-	"fashiond/config"
 	"fashiond/diffusion"
 )
 
@@ -42,66 +37,39 @@ func cmdBenchFashn(args []string) error {
 }
 
 func runBenchFashn(ctx context.Context, args []string, w io.Writer) error {
-	fs := flag.NewFlagSet("bench fashn", flag.ContinueOnError)
-	fs.SetOutput(w)
-	var cfg config.Config
-	cfg.Register(fs)
-	model := fs.String("model", "", "installed fashn-vton model to measure")
-	folder := fs.String("folder", "", "or a fashn-vton export folder loaded in place")
-	steps := fs.Int("steps", 30, "steps per image")
-	levels := fs.String("jobs", "1,4", "comma-separated numbers of concurrent jobs")
-	maxBatch := fs.Int("max-batch", 8, "most transformer rows per call with batching on (a guided job takes 2)")
-	jsonOut := fs.String("json", "", "write the results as JSON to this file")
-	if err := fs.Parse(args); err != nil {
+	b := newBatchBench("bench fashn", "fashn-vton", "transformer", "", "1,4", w)
+	steps := b.fs.Int("steps", 30, "steps per image")
+	if err := b.parse(args); err != nil {
 		return err
 	}
-	if err := cfg.Finish(); err != nil {
-		return err
-	}
-	conc, err := parseLevels(*levels)
-	if err != nil {
-		return err
-	}
-	if (*model == "") == (*folder == "") {
-		return fmt.Errorf("bench fashn: give exactly one of --model NAME or --folder DIR")
-	}
-	rt, err := openRuntime(ctx, cfg)
+	rt, err := b.runtime(ctx)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
 	var results []fashnBenchResult
 	for _, batching := range []bool{false, true} {
-		opts := diffusion.Options{Batching: batching, MaxBatch: *maxBatch}
+		opts := diffusion.Options{Batching: batching, MaxBatch: *b.maxBatch}
 		var m *diffusion.FashnModel
-		if *model != "" {
-			m, err = diffusion.OpenFashnVTON(ctx, rt, cfg.ModelsDir, *model, opts)
+		if *b.model != "" {
+			m, err = diffusion.OpenFashnVTON(ctx, rt, b.cfg.ModelsDir, *b.model, opts)
 		} else {
-			m, err = diffusion.LoadFashnVTON(ctx, rt, *folder, opts)
+			m, err = diffusion.LoadFashnVTON(ctx, rt, *b.folder, opts)
 		}
 		if err != nil {
 			return err
 		}
-		rs, err := benchFashnModel(ctx, w, m, *steps, conc, batching)
+		rs, err := benchFashnModel(ctx, w, m, *steps, b.conc, batching)
 		m.Close()
 		if err != nil {
 			return err
 		}
 		results = append(results, rs...)
 	}
-	for i := range results {
-		for _, off := range results {
-			if results[i].Batching && !off.Batching && off.Jobs == results[i].Jobs {
-				results[i].BatchedSpeedup = results[i].ImagesPerSec / off.ImagesPerSec
-			}
-		}
-	}
+	batchedSpeedups(results, func(r fashnBenchResult) (int, bool, float64) { return r.Jobs, r.Batching, r.ImagesPerSec },
+		func(r *fashnBenchResult, s float64) { r.BatchedSpeedup = s })
 	printFashnBench(w, results)
-	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(results, "", "  ")
-		return os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
-	}
-	return nil
+	return b.writeJSON(results)
 }
 
 // benchFashnModel warms up (one 1-step image) and measures each level.
@@ -116,28 +84,19 @@ func benchFashnModel(ctx context.Context, w io.Writer, m *diffusion.FashnModel, 
 	var out []fashnBenchResult
 	for _, c := range conc {
 		before := m.Stats()
-		errs := make([]error, c)
-		took := make([]time.Duration, c)
-		var wg sync.WaitGroup
-		start := time.Now()
-		for i := range c {
+		wall, took, err := runJobs(c, func(seed uint64) error {
 			r := req
-			r.Seed = uint64(i + 1)
-			wg.Go(func() {
-				t0 := time.Now()
-				_, errs[i] = m.TryOn(ctx, r)
-				took[i] = time.Since(t0)
-			})
+			r.Seed = seed
+			_, err := m.TryOn(ctx, r)
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
-		wg.Wait()
-		wall := time.Since(start)
 		res := fashnBenchResult{Jobs: c, Batching: batching, Steps: steps, WallSeconds: wall.Seconds(),
 			ImagesPerSec: float64(c) / wall.Seconds(), RSSBytes: bench.RSSBytes()}
-		for i := range c {
-			if errs[i] != nil {
-				return nil, errs[i]
-			}
-			res.SecondsPerJob += took[i].Seconds() / float64(c)
+		for _, d := range took {
+			res.SecondsPerJob += d.Seconds() / float64(c)
 		}
 		after := m.Stats()
 		res.Calls, res.Rows = after.Calls-before.Calls, after.Rows-before.Rows

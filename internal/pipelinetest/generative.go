@@ -60,17 +60,25 @@ func contractModel(t testing.TB, variant string) *diffusion.Model {
 // both are closed with the test.
 func loadContract(t testing.TB, variant string, load func(context.Context, *inference.Runtime, string, diffusion.Options) (*diffusion.Model, error)) *diffusion.Model {
 	t.Helper()
-	rt, err := inference.Open(context.Background(), inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
-	if err != nil {
-		t.Fatalf("pipelinetest: %v (run make setup)", err)
-	}
-	t.Cleanup(func() { rt.Close() })
+	rt := CPURuntime(t, 1)
 	m, err := load(context.Background(), rt, filepath.Join(Root(), "diffusion", "testdata", "contract", variant), diffusion.Options{})
 	if err != nil {
 		t.Fatalf("pipelinetest: contract model: %v (run make setup)", err)
 	}
 	t.Cleanup(func() { m.Close() })
 	return m
+}
+
+// CPURuntime is ONNX Runtime on the CPU with threads intra-op threads; it
+// is closed with the test.
+func CPURuntime(t testing.TB, threads int) *inference.Runtime {
+	t.Helper()
+	rt, err := inference.Open(context.Background(), inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: threads, Device: "cpu"}, nil)
+	if err != nil {
+		t.Fatalf("pipelinetest: %v (run make setup)", err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
 }
 
 // BlackoutTryOn is a test double of generative.TryOner that ignores the

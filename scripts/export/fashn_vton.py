@@ -50,6 +50,14 @@ FULL = dict()  # TryOnModel's defaults are the released architecture
 FP16_MAX = 65504.0
 INPUTS = ["x", "times", "ca_images", "garment_images", "person_poses", "garment_poses", "garment_categories"]
 CATEGORIES = {"tops": 1, "bottoms": 2, "one-pieces": 3}
+# The graph is traced on TRACE_BATCH rows of TRACE_GRID patches (rows,
+# columns): the smallest input where no axis is 1, so no size is special.
+TRACE_GRID = (3, 2)
+TRACE_BATCH = 2
+IMAGE_AXES = {0: "B", 2: "H", 3: "W"}
+DYNAMIC_AXES = {"x": IMAGE_AXES, "times": {0: "B"}, "ca_images": IMAGE_AXES, "garment_images": IMAGE_AXES,
+                "person_poses": IMAGE_AXES, "garment_poses": IMAGE_AXES, "garment_categories": {0: "B"},
+                "velocity": IMAGE_AXES}
 
 
 def _stub(name):
@@ -103,16 +111,25 @@ class Export:
                 self.model = m
 
             def forward(self, x, times, ca_images, garment_images, person_poses, garment_poses, garment_categories):
-                return self.model(x, times, ca_images=ca_images, garment_images=garment_images, person_poses=person_poses,
-                                  garment_poses=garment_poses, garment_categories=garment_categories)["x"]
+                # TryOnModel shapes its output grid from input_shape; taken
+                # from x, the traced graph's output follows the input size.
+                declared = self.model.input_shape
+                self.model.input_shape = (x.shape[2], x.shape[3])
+                try:
+                    return self.model(x, times, ca_images=ca_images, garment_images=garment_images,
+                                      person_poses=person_poses, garment_poses=garment_poses,
+                                      garment_categories=garment_categories)["x"]
+                finally:
+                    self.model.input_shape = declared
 
         return Wrapper(model).eval()
 
 
-def example_inputs(model, batch, dtype, seed=0):
+def example_inputs(model, batch, dtype, seed=0, size=None):
+    """Random inputs at size (height, width; default the model's)."""
     import torch
     g = torch.Generator().manual_seed(seed)
-    h, w = model.input_shape
+    h, w = size or model.input_shape
     c = model.channels_in
 
     def img(ch):
@@ -141,17 +158,22 @@ def check_fp16_range(model):
     return torch.float16
 
 
-def constant_positions(model):
-    """Replaces model.pe_embedder by its output for the model's fixed grid.
+def grid_positions(model):
+    """Replaces model.pe_embedder by a lookup in its output for the model's
+    declared grid.
 
-    The rotary embedding depends only on the token grid, which is the same
-    for every call and both streams; the reference computes it in float64
-    (torch.einsum promotes), which the TorchScript exporter writes as an
-    Einsum of mixed types and float64 Cos/Sin that ONNX Runtime's CPU
-    kernels lack. The reference EmbedND computes it once here (from the ids
-    the model itself passes it, captured by a hook on a batch-1 call) and
-    the graph carries the float32 result as a constant, broadcast over the
-    batch exactly as the reference's batch-repeated copy is."""
+    The rotary embedding of a token depends only on its grid position
+    (row i, column j), the same for both streams; the reference computes it
+    in float64 (torch.einsum promotes), which the TorchScript exporter writes
+    as an Einsum of mixed types and float64 Cos/Sin that ONNX Runtime's CPU
+    kernels lack. The reference EmbedND computes the table once here, for
+    every position of the declared grid (from the ids the model itself
+    passes it, captured by a hook on a batch-1 call); the graph carries the
+    float32 table as a constant and gathers row i*W'+j for each token from
+    the ids the model builds for its input, so a token gets the reference's
+    value at any input size up to the declared one, and the graph can be
+    traced on a small input. The result broadcasts over the batch exactly
+    as the reference's batch-repeated copy does."""
     import torch
     captured = {}
 
@@ -170,41 +192,64 @@ def constant_positions(model):
         pass
     finally:
         handle.remove()
+    ids = captured["ids"][0]
+    grid_w = model.input_shape[1] // model.patch_size
+    expect = torch.stack([torch.zeros_like(ids[:, 0]), torch.div(torch.arange(len(ids)), grid_w, rounding_mode="floor"),
+                          torch.arange(len(ids)) % grid_w], dim=-1).to(ids.dtype)
+    if not torch.equal(ids, expect):
+        raise SystemExit("the model's position ids are not (0, row, column) in row-major order: the rotary table cannot be indexed")
     with torch.inference_mode():
-        pe = model.pe_embedder(captured["ids"]).float().clone()
+        table = model.pe_embedder(captured["ids"]).float().clone()[0, 0]  # [L, D/2, 2, 2]
 
-    class ConstantPE(torch.nn.Module):
+    class GridPE(torch.nn.Module):
         def forward(self, ids):
-            return pe
+            index = (ids[0, :, 1] * grid_w + ids[0, :, 2]).to(torch.int64)
+            return table.index_select(0, index)[None, None]
 
-    model.pe_embedder = ConstantPE()
+    model.pe_embedder = GridPE()
 
 
-def export(model, out, dtype_name, weights_kind, opset=17, batch=2, reference=True):
+def export(model, out, dtype_name, weights_kind, opset=17, batch=2, reference=True, check_size=None):
     """Writes out/ (fashiond.json, transformer/model.onnx + .data) and
-    returns example_inputs(batch, seed 0) and, with reference, torch's
-    output for them (a full forward pass: minutes at full size on a CPU)."""
+    returns example_inputs(batch, seed 0) at check_size (height, width;
+    default the model's size), with reference torch's output for them (a
+    full forward pass: hours at full size and fp16 on a CPU) and the
+    largest difference of onnxruntime's (None without reference or
+    onnxruntime).
+
+    The graph is traced on a TRACE_GRID input (seconds to minutes at any
+    model size) with height and width as dynamic axes (the position table
+    and the output grid follow the input); the check runs that traced graph
+    at check_size, so a check at another size than the trace's shows the
+    graph is not bound to the trace's. The folder's graph then declares the
+    model's own size on its inputs and output (declare_size)."""
     import onnx
     import torch
-    constant_positions(model)
+    grid_positions(model)
     dtype = torch.float32
     if dtype_name == "fp16":
         dtype = check_fp16_range(model)
     wrapper = Export.wrap(model).to(dtype)
-    args = example_inputs(model, batch, dtype)
+    p = model.patch_size
+    trace = example_inputs(model, TRACE_BATCH, dtype, seed=1, size=(TRACE_GRID[0] * p, TRACE_GRID[1] * p))
+    args = example_inputs(model, batch, dtype, size=check_size)
     ref = None
     if reference:
         with torch.inference_mode():
             ref = wrapper(*args).float()
     os.makedirs(os.path.join(out, "transformer"), exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="fashn-export-")
+    diff = None
     try:
         path = os.path.join(tmp, "model.onnx")
         with torch.no_grad():
-            torch.onnx.export(wrapper, args, path, input_names=INPUTS, output_names=["velocity"],
-                              dynamic_axes={n: {0: "B"} for n in INPUTS + ["velocity"]},
+            torch.onnx.export(wrapper, trace, path, input_names=INPUTS, output_names=["velocity"],
+                              dynamic_axes=DYNAMIC_AXES,
                               opset_version=opset, do_constant_folding=True, dynamo=False)
+        if reference:
+            diff = verify(path, args, ref)
         m = onnx.load(path, load_external_data=True)
+        declare_size(m, model.input_shape, model.channels_in)
         dst = os.path.join(out, "transformer", "model.onnx")
         for f in ("model.onnx", "model.onnx.data"):
             if os.path.exists(os.path.join(out, "transformer", f)):
@@ -219,11 +264,26 @@ def export(model, out, dtype_name, weights_kind, opset=17, batch=2, reference=Tr
     with open(os.path.join(out, "fashiond.json"), "w") as fh:
         json.dump(layout, fh, indent=2)
         fh.write("\n")
-    return args, ref
+    return args, ref, diff
 
 
-def verify(out, args, ref):
-    """Runs the written graph on onnxruntime and prints its difference
+def declare_size(m, size, channels):
+    """Declares the model's own size (and the output's channels) on the
+    graph's image inputs and output: the traced graph computes at any size,
+    but the folder is for one, and fashiond refuses a fashiond.json whose
+    size differs from the graph's."""
+    h, w = size
+    for v in list(m.graph.input) + list(m.graph.output):
+        dims = v.type.tensor_type.shape.dim
+        if len(dims) != 4:
+            continue
+        if v.name == "velocity":
+            dims[1].dim_value = channels
+        dims[2].dim_value, dims[3].dim_value = h, w
+
+
+def verify(path, args, ref):
+    """Runs the graph at path on onnxruntime and prints its difference
     from torch (skipped when onnxruntime is missing)."""
     try:
         import onnxruntime as ort
@@ -232,7 +292,7 @@ def verify(out, args, ref):
         return None
     feeds = {n: a.numpy() for n, a in zip(INPUTS, args)}
     try:
-        sess = ort.InferenceSession(os.path.join(out, "transformer", "model.onnx"), providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         got = sess.run(["velocity"], feeds)[0].astype("float32")
     except Exception as e:  # e.g. a float16 kernel missing on the CPU
         print(f"onnxruntime could not run the graph here: {e}", file=sys.stderr)
@@ -240,6 +300,15 @@ def verify(out, args, ref):
     diff = float(abs(got - ref.numpy()).max())
     print(f"onnxruntime vs torch: max |diff| {diff:.3g} over {got.size} values", file=sys.stderr)
     return diff
+
+
+def parse_size(ap, text):
+    """WxH -> (height, width)."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        ap.error(f"--check-size {text!r}: want WxH, e.g. 24x36")
+    return h, w
 
 
 def main():
@@ -251,21 +320,26 @@ def main():
     ap.add_argument("--dtype", choices=["fp16", "fp32"], default="fp16")
     ap.add_argument("--out", required=True)
     ap.add_argument("--no-verify", action="store_true",
-                    help="skip the torch-vs-onnxruntime check (two more forward passes; minutes at full size on a CPU)")
+                    help="skip the torch-vs-onnxruntime check (two more forward passes at --check-size)")
+    ap.add_argument("--check-size", metavar="WxH",
+                    help="size of the torch-vs-onnxruntime check (default the model's: hours at full size and fp16 "
+                         "on a CPU; e.g. 24x36, a multiple of the patch up to the model's size)")
     a = ap.parse_args()
     if bool(a.weights) == bool(a.random):
         ap.error("give exactly one of --weights and --random")
+    check_size = parse_size(ap, a.check_size) if a.check_size else None
     fv = import_fashn(a.src)
     import torch
     torch.manual_seed(a.seed)
     model = fv.TryOnModel(**(SMALL if a.random == "small" else FULL)).eval()
+    if check_size and any(n < 1 or n > m or n % model.patch_size for n, m in zip(check_size, model.input_shape)):
+        ap.error(f"--check-size {a.check_size}: sides must be multiples of {model.patch_size} up to "
+                 f"{model.input_shape[1]}x{model.input_shape[0]}")
     if a.weights:
         load_weights(model, a.weights)
     verify_it = not a.no_verify
-    args, ref = export(model, a.out, a.dtype, "random" if a.random else "released",
-                       batch=2 if verify_it else 1, reference=verify_it)
-    if verify_it:
-        verify(a.out, args, ref)
+    export(model, a.out, a.dtype, "random" if a.random else "released",
+           batch=2 if verify_it else 1, reference=verify_it, check_size=check_size)
     print(f"wrote {a.out} ({a.dtype}, {'random ' + a.random if a.random else 'released'} weights)", file=sys.stderr)
 
 

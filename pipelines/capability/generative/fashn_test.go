@@ -9,9 +9,7 @@ import (
 	"testing"
 
 	"fashiond/diffusion"
-	"fashiond/inference"
 	"fashiond/internal/pipelinetest"
-	"fashiond/internal/testenv"
 	"fashiond/perception"
 	"fashiond/pipelines/capability/generative"
 )
@@ -21,6 +19,34 @@ type nobody struct{}
 
 func (nobody) Pose(context.Context, image.Image) (*perception.Pose, error) {
 	return &perception.Pose{}, nil
+}
+
+// The person's and the garment's colours in the oracle tests.
+var pc, gc = color.NRGBA{200, 100, 50, 255}, color.NRGBA{40, 90, 160, 255}
+
+// oracleTryOner is the closed-form fashn-vton oracle folder behind the
+// TryOner, with a pose model that finds no one; closed with the test.
+func oracleTryOner(t *testing.T) *generative.FashnVTON {
+	t.Helper()
+	rt := pipelinetest.CPURuntime(t, 1)
+	m, err := diffusion.LoadFashnVTON(context.Background(), rt, filepath.Join(pipelinetest.Root(), "diffusion/testdata/fashn/oracle"), diffusion.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	ton, err := generative.NewFashnVTON(m, perception.BlazePoseSource{P: nobody{}}, "drawn from a test pose model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ton
+}
+
+// oracleByte is the oracle's picture byte where the person's byte is p and
+// the fed garment's g, both pose maps black: d = 0.5·p + 0.25·g − 0.125 −
+// 0.0625 + 0.01·class in [−1, 1] terms, converted as tensor_to_pil does.
+func oracleByte(p, g uint8, class float32) uint8 {
+	d := float32(0.5)*(float32(p)/127.5-1) + float32(0.25)*(float32(g)/127.5-1) - 0.125 - 0.0625 + float32(0.01)*class
+	return uint8((d + 1) * 0.5 * 255)
 }
 
 func uniform(w, h int, c color.NRGBA) *image.NRGBA {
@@ -38,21 +64,7 @@ func uniform(w, h int, c color.NRGBA) *image.NRGBA {
 // mask every pixel is ((d+1)/2·255) truncated with the category of the
 // garment's kind; outside it, the person's own pixels.
 func TestFashnVTONOracle(t *testing.T) {
-	rt, err := inference.Open(context.Background(), inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	m, err := diffusion.LoadFashnVTON(context.Background(), rt, filepath.Join(pipelinetest.Root(), "diffusion/testdata/fashn/oracle"), diffusion.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	ton, err := generative.NewFashnVTON(m, perception.BlazePoseSource{P: nobody{}}, "drawn from a test pose model")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, gc := color.NRGBA{200, 100, 50, 255}, color.NRGBA{40, 90, 160, 255}
+	ton := oracleTryOner(t)
 	person, garment := uniform(96, 144, pc), uniform(30, 40, gc)
 	mask := image.NewGray(person.Rect)
 	for y := 40; y < 110; y++ {
@@ -77,9 +89,7 @@ func TestFashnVTONOracle(t *testing.T) {
 			}
 		}
 		for k, v := range []uint8{pc.R, pc.G, pc.B} {
-			g := []uint8{gc.R, gc.G, gc.B}[k]
-			d := float32(0.5)*(float32(v)/127.5-1) + float32(0.25)*(float32(g)/127.5-1) - 0.125 - 0.0625 + float32(0.01*c.class)
-			want := uint8((d + 1) * 0.5 * 255)
+			want := oracleByte(v, []uint8{gc.R, gc.G, gc.B}[k], float32(c.class))
 			if got := out.Pix[4*(75*96+48)+k]; got < want-1 || got > want+1 {
 				t.Errorf("%s: inside the mask channel %d = %d, want %d (category %g)", c.kind, k, got, want, c.class)
 			}
@@ -96,21 +106,7 @@ func TestFashnVTONOracle(t *testing.T) {
 // outside its garment mask before it is fed, so with the oracle the output
 // under the unmasked half follows grey, under the masked half the garment.
 func TestFashnVTONWornGarmentIsCutOut(t *testing.T) {
-	rt, err := inference.Open(context.Background(), inference.Config{LibPath: testenv.ORTLib(), IntraOpThreads: 1, Device: "cpu"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	m, err := diffusion.LoadFashnVTON(context.Background(), rt, filepath.Join(pipelinetest.Root(), "diffusion/testdata/fashn/oracle"), diffusion.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	ton, err := generative.NewFashnVTON(m, perception.BlazePoseSource{P: nobody{}}, "drawn from a test pose model")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, gc := color.NRGBA{200, 100, 50, 255}, color.NRGBA{40, 90, 160, 255}
+	ton := oracleTryOner(t)
 	person, garment := uniform(96, 144, pc), uniform(96, 144, gc)
 	gmask := image.NewGray(garment.Rect) // the garment is the left half
 	all := image.NewGray(person.Rect)
@@ -124,11 +120,7 @@ func TestFashnVTONWornGarmentIsCutOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expect := func(g uint8, k int) uint8 {
-		v := []uint8{pc.R, pc.G, pc.B}[k]
-		d := float32(0.5)*(float32(v)/127.5-1) + float32(0.25)*(float32(g)/127.5-1) - 0.125 - 0.0625 + 0.01
-		return uint8((d + 1) * 0.5 * 255)
-	}
+	expect := func(g uint8, k int) uint8 { return oracleByte([]uint8{pc.R, pc.G, pc.B}[k], g, 1) }
 	for k := range 3 {
 		left, right := out.Pix[4*(72*96+16)+k], out.Pix[4*(72*96+80)+k]
 		if wl, wr := expect([]uint8{gc.R, gc.G, gc.B}[k], k), expect(127, k); absDiff(left, wl) > 1 || absDiff(right, wr) > 1 {
