@@ -111,10 +111,13 @@ func Layers(ctx context.Context, p perception.Perception, img image.Image, o Opt
 	s.PersonMask = limitTo(refineMask(w, h, sel, pose, parse), o.Subject)
 	area := MaskArea(s.PersonMask)
 	s.HasPerson = area > minPersonFrac*float64(w*h)
-	if s.HasPerson && !body.PosedPerson(pose, s.PersonMask) {
-		// A person is the pose model's body joints on the person mask,
-		// face or no face (seen from behind, in profile); where too few
-		// joints are seen (a face close-up), a face confirms it.
+	if s.HasPerson && !body.PosedPerson(pose, sel) {
+		// A person is the pose model's body joints on the selfie
+		// segmentation, face or no face (seen from behind, in profile);
+		// not on the refined layer, which adds the pose model's own mask
+		// and the clothes parsing and so covers a flat-lay garment.
+		// Where too few joints are seen (a face close-up), a face
+		// confirms it.
 		faces, err := p.Faces(ctx, src)
 		if err != nil {
 			return nil, fmt.Errorf("scene: faces: %w", err)
