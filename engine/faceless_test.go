@@ -7,63 +7,25 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"fashiond/fetch"
 	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
-	"fashiond/pipelines/capability/presets"
 )
 
-// memStudio is an in-memory pipelines.Studio for model-create.
-type memStudio struct {
-	mu   sync.Mutex
-	recs map[string]pipelines.SavedModel
-	imgs map[string]image.Image
-}
+// savingStudio is a pipelines.Studio that keeps what model-create saves
+// (an upload never reads a saved model back).
+type savingStudio struct{ saved []pipelines.SavedModel }
 
-func (s *memStudio) Save(_ context.Context, owner string, m pipelines.SavedModel, img image.Image) (pipelines.SavedModel, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m.ID == "" {
-		m.ID = fmt.Sprintf("00000000-0000-4000-8000-%012d", len(s.recs)+1)
-	}
-	m.CreatedAt = time.Now().UTC()
-	s.recs[owner+"/"+m.ID], s.imgs[owner+"/"+m.ID] = m, img
+func (s *savingStudio) Save(_ context.Context, _ string, m pipelines.SavedModel, _ image.Image) (pipelines.SavedModel, error) {
+	s.saved = append(s.saved, m)
 	return m, nil
 }
 
-func (s *memStudio) Get(_ context.Context, owner, id string) (pipelines.SavedModel, image.Image, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, ok := s.recs[owner+"/"+id]
-	if !ok {
-		return pipelines.SavedModel{}, nil, pipelines.ErrNotFound
-	}
-	return m, s.imgs[owner+"/"+id], nil
-}
-
-// presetLibrary installs the built-in presets into a temporary directory
-// with scripts/setup-presets.sh and opens it.
-func presetLibrary(t *testing.T) *presets.Library {
-	t.Helper()
-	data := t.TempDir()
-	cmd := exec.Command(filepath.Join(pipelinetest.Root(), "scripts", "setup-presets.sh"))
-	cmd.Env = append(os.Environ(), "FASHIOND_DATA_DIR="+data, "FASHIOND_PRESETS_SRC="+pipelinetest.File(t, "images"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("setup-presets.sh: %v\n%s", err, out)
-	}
-	l, err := presets.Open(filepath.Join(data, "presets"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+func (s *savingStudio) Get(context.Context, string, string) (pipelines.SavedModel, image.Image, error) {
+	return pipelines.SavedModel{}, nil, pipelines.ErrNotFound
 }
 
 func pngURI(t *testing.T, img image.Image) string {
@@ -110,7 +72,7 @@ func TestFacelessPersonInEveryModel(t *testing.T) {
 	if faces, err := p.Faces(context.Background(), fl.Img); err != nil || len(faces) != 0 {
 		t.Fatalf("the faceless photo shows %d faces (err %v); the test needs none", len(faces), err)
 	}
-	reg, skipped := Registry(p, presetLibrary(t), Generative{})
+	reg, skipped := Registry(p, pipelinetest.PresetLibrary(t), Generative{})
 	garment := pipelinetest.DataURI(t, "garments/flatlay_tee_red.png")
 	noPerson := pipelinetest.DataURI(t, "garments/flatlay_trousers_khaki.png")
 	for _, tc := range personJobs(pngURI(t, fl.Img), garment) {
@@ -166,7 +128,7 @@ func runJob(t *testing.T, pl pipelines.Pipeline, model, raw string) (*pipelines.
 	}
 	req := &pipelines.Request{JobID: "j-" + model, Model: model, Owner: "o", Inputs: pipelinetest.Inputs(t, model, raw),
 		Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)}, Progress: pipelinetest.NoProgress,
-		Studio: &memStudio{recs: map[string]pipelines.SavedModel{}, imgs: map[string]image.Image{}}}
+		Studio: &savingStudio{}}
 	return pl.Run(context.Background(), req)
 }
 
