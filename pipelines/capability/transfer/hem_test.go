@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"fashiond/internal/pipelinetest"
+	"fashiond/perception"
 	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/raster"
@@ -121,4 +122,55 @@ func meanLab(img *image.RGBA, region *image.Gray) garment.Lab {
 		}
 	}
 	return garment.ToLab(uint8(s[0]/n), uint8(s[1]/n), uint8(s[2]/n))
+}
+
+// TestSeatedTrousersLeaveNoOldKhaki: the khaki flat-lay trousers on the
+// seated man of fashn_model.webp (the preset man-seated-industrial), whose
+// shin below his hand on the knee lies outside the person segmentation
+// (the clothes parsing has it): it was never part of the old trousers and
+// stayed in the old colour, a patch at the shin (contact sheet, issue 21).
+// Measured: of his old trousers' pixels (leg capsules, on the person mask
+// or the clothes parsing, the old trousers' colour), the share still
+// nearer the old colour than the new one: before 0.036 → after 0.001.
+func TestSeatedTrousersLeaveNoOldKhaki(t *testing.T) {
+	const maxLeft = 0.01
+	p := pipelinetest.Perception(t)
+	ctx := context.Background()
+	g, err := AnalyzeGarment(ctx, p, pipelinetest.Image(t, "garments/flatlay_trousers_khaki.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := raster.CopyRGBA(pipelinetest.Image(t, "images/fashn_model.webp"))
+	out, _, err := Transfer(ctx, p, img, g, Options{Accuracy: AccuracyHigh, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipelinetest.WritePNG(t, "seated_khaki_trousers.png", out)
+	b, err := analyzePerson(ctx, p, raster.CopyRGBA(img))
+	if err != nil {
+		t.Fatal(err)
+	}
+	legs := image.NewGray(img.Rect)
+	for _, l := range [][3]perception.Point{{b.hipL, b.kneeL, b.ankL}, {b.hipR, b.kneeR, b.ankR}} {
+		capsule(legs, l[:], []float64{0.18 * b.sw, 0.18 * b.sw, 0.18 * b.sw})
+	}
+	newC := garment.ToLab(g.Dominant.R, g.Dominant.G, g.Dominant.B)
+	left, n := 0, 0
+	for i, v := range legs.Pix {
+		o := 4 * i
+		onPerson := b.pm.Pix[i] >= 96 || b.parse.Clothes.Pix[i] >= 128
+		if v < 128 || !onPerson || labDist(garment.ToLab(img.Pix[o], img.Pix[o+1], img.Pix[o+2]), b.legs) >= 12 {
+			continue
+		}
+		n++
+		c := garment.ToLab(out.Pix[o], out.Pix[o+1], out.Pix[o+2])
+		if labDist(c, b.legs) < labDist(c, newC) {
+			left++
+		}
+	}
+	share := float64(left) / float64(n)
+	t.Logf("old trousers' pixels: %d, %.3f nearer the old colour than the new (old %+v, new %+v)", n, share, b.legs, newC)
+	if share > maxLeft {
+		t.Fatalf("%.3f of the old trousers' %d pixels still nearer their old colour than the new, want <= %.2f", share, n, maxLeft)
+	}
 }
