@@ -24,22 +24,7 @@ import (
 // (mean distance to the nearer 6.87 → 2.85).
 func TestHoodieBelowTheTeeIsNotSmeared(t *testing.T) {
 	const smearDE, maxSmear = 10.0, 0.15
-	p := pipelinetest.Perception(t)
-	ctx := context.Background()
-	g, err := AnalyzeGarment(ctx, p, pipelinetest.Image(t, "garments/flatlay_tee_red.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img := raster.CopyRGBA(pipelinetest.Image(t, "images/pexels_woman_dog_standing.jpg"))
-	out, info, err := Transfer(ctx, p, img, g, Options{Accuracy: AccuracyHigh, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipelinetest.WritePNG(t, "hem_dog_red_tee.png", out)
-	b, err := analyzePerson(ctx, p, raster.CopyRGBA(img))
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, out, info, b, _ := dressed(t, "images/pexels_woman_dog_standing.jpg", "garments/flatlay_tee_red.png", "hem_dog_red_tee.png")
 	below := belowHem(info.Replaced, info.Layer)
 	if n := mask.Count(below); n < 500 {
 		t.Fatalf("only %d pixels of the hoodie below the tee's hem: the photo no longer tests the fill", n)
@@ -134,22 +119,7 @@ func meanLab(img *image.RGBA, region *image.Gray) garment.Lab {
 // nearer the old colour than the new one: before 0.036 → after 0.001.
 func TestSeatedTrousersLeaveNoOldKhaki(t *testing.T) {
 	const maxLeft = 0.01
-	p := pipelinetest.Perception(t)
-	ctx := context.Background()
-	g, err := AnalyzeGarment(ctx, p, pipelinetest.Image(t, "garments/flatlay_trousers_khaki.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img := raster.CopyRGBA(pipelinetest.Image(t, "images/fashn_model.webp"))
-	out, _, err := Transfer(ctx, p, img, g, Options{Accuracy: AccuracyHigh, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipelinetest.WritePNG(t, "seated_khaki_trousers.png", out)
-	b, err := analyzePerson(ctx, p, raster.CopyRGBA(img))
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, out, _, b, g := dressed(t, "images/fashn_model.webp", "garments/flatlay_trousers_khaki.png", "seated_khaki_trousers.png")
 	legs := image.NewGray(img.Rect)
 	for _, l := range [][3]perception.Point{{b.hipL, b.kneeL, b.ankL}, {b.hipR, b.kneeR, b.ankR}} {
 		capsule(legs, l[:], []float64{0.18 * b.sw, 0.18 * b.sw, 0.18 * b.sw})
@@ -173,4 +143,29 @@ func TestSeatedTrousersLeaveNoOldKhaki(t *testing.T) {
 	if share > maxLeft {
 		t.Fatalf("%.3f of the old trousers' %d pixels still nearer their old colour than the new, want <= %.2f", share, n, maxLeft)
 	}
+}
+
+// dressed puts the garment photo on the person photo (high accuracy, seed
+// 1), writes the output as name (FASHIOND_TEST_OUT) and returns the person
+// photo, the output, the transfer's info, the person's analysis and the
+// garment.
+func dressed(t *testing.T, person, garmentPhoto, name string) (*image.RGBA, *image.RGBA, *TransferInfo, *body, *garment.Garment) {
+	t.Helper()
+	p := pipelinetest.Perception(t)
+	ctx := context.Background()
+	g, err := AnalyzeGarment(ctx, p, pipelinetest.Image(t, garmentPhoto))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := raster.CopyRGBA(pipelinetest.Image(t, person))
+	out, info, err := Transfer(ctx, p, img, g, Options{Accuracy: AccuracyHigh, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipelinetest.WritePNG(t, name, out)
+	b, err := analyzePerson(ctx, p, raster.CopyRGBA(img))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img, out, info, b, g
 }
