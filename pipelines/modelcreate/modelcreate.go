@@ -22,6 +22,7 @@ import (
 
 	"fashiond/perception"
 	"fashiond/pipelines"
+	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/presets"
 	"fashiond/pipelines/capability/raster"
@@ -209,34 +210,32 @@ func (pl *Pipeline) upload(ctx context.Context, req *pipelines.Request, in Input
 	}
 	img := repose.FitPixels(src, workPixels)
 	req.Progress("detect", 0.2, "")
-	faces, err := pl.p.Faces(ctx, img)
+	face, pose, focus, err := pl.uploadedPerson(ctx, img)
 	if err != nil {
-		return nil, jobErr(ctx, err)
+		return nil, err
 	}
-	if len(faces) == 0 {
-		return nil, pipelines.Failf("model-create: no face found in inputs.imageBase64")
-	}
-	pose, err := pl.p.Pose(ctx, img)
-	if err != nil {
-		return nil, jobErr(ctx, err)
-	}
-	pose = personPose(pose, img.Rect.Dx(), img.Rect.Dy())
-	notes := []string{"the uploaded photo is stored as is (cropped to the aspect ratio around the face and brought to the quality tier)"}
+	notes := []string{"the uploaded photo is stored as is (cropped to the aspect ratio around the head and brought to the quality tier)"}
 	if pose == nil {
 		notes = append(notes, "no person pose found (a face photo): the saved model has no keypoints and can serve as faceModelId but not as poseModelId")
 	}
 	req.Progress("tier", 0.5, "")
 	// Frame from the uploaded pixels, not the working copy.
 	k := float64(src.Bounds().Dx()) / float64(img.Rect.Dx())
-	f, err := pl.toTier(ctx, src, k, faceCentre(faces[0]), in.Quality, in.AspectRatio)
+	f, err := pl.toTier(ctx, src, k, focus, in.Quality, in.AspectRatio)
 	if err != nil {
 		return nil, jobErr(ctx, err)
 	}
-	fc, err := pl.faceCheck(ctx, f, &faces[0])
-	if err != nil {
-		return nil, jobErr(ctx, err)
+	var checks []pipelines.Check
+	if face != nil {
+		fc, err := pl.faceCheck(ctx, f, face)
+		if err != nil {
+			return nil, jobErr(ctx, err)
+		}
+		checks = append(checks, fc)
+	} else {
+		notes = append(notes, "no face in the photo (a person seen from behind or in profile): face_similarity is not measured, and the saved model can serve as poseModelId but not as faceModelId")
 	}
-	rec := record(f, &faces[0], pose)
+	rec := record(f, face, pose)
 	rec.Name = in.Name
 	if rec.Name == "" {
 		rec.Name = "uploaded model"
@@ -246,7 +245,45 @@ func (pl *Pipeline) upload(ctx context.Context, req *pipelines.Request, in Input
 	if _, err := req.Studio.Save(ctx, req.Owner, rec, f.img); err != nil {
 		return nil, jobErr(ctx, fmt.Errorf("saving the model: %w", err))
 	}
-	return &pipelines.Result{Outputs: []pipelines.Output{{Image: f.img, Path: "reference", Method: "upload:face+pose-validated", Notes: notes, Checks: []pipelines.Check{fc}}}}, nil
+	return &pipelines.Result{Outputs: []pipelines.Output{{Image: f.img, Path: "reference", Method: uploadMethod(face), Notes: notes, Checks: checks}}}, nil
+}
+
+// uploadMethod is an upload's Output.Method: what validated the person.
+func uploadMethod(face *perception.Face) string {
+	if face == nil {
+		return "upload:pose-validated"
+	}
+	return "upload:face+pose-validated"
+}
+
+// uploadedPerson finds the person of an uploaded photo: the face when one
+// is seen, else the person seen from behind or in profile (the pose
+// model's body joints on the person mask, body.PosedPerson), with the
+// point to frame on (the face's centre, else the pose model's head); the
+// body pose when it is usable as a pose reference (personPose). A photo
+// with neither a face nor such a body holds no person.
+func (pl *Pipeline) uploadedPerson(ctx context.Context, img *image.RGBA) (*perception.Face, *perception.Pose, perception.Point, error) {
+	faces, err := pl.p.Faces(ctx, img)
+	if err != nil {
+		return nil, nil, perception.Point{}, jobErr(ctx, err)
+	}
+	pose, err := pl.p.Pose(ctx, img)
+	if err != nil {
+		return nil, nil, perception.Point{}, jobErr(ctx, err)
+	}
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	if len(faces) > 0 {
+		return &faces[0], personPose(pose, w, h), faceCentre(faces[0]), nil
+	}
+	pm, err := pl.p.PersonMask(ctx, img)
+	if err != nil {
+		return nil, nil, perception.Point{}, jobErr(ctx, err)
+	}
+	if !body.PosedPerson(pose, pm) {
+		return nil, nil, perception.Point{}, pipelines.Failf("model-create: no person found in inputs.imageBase64 (no face, and fewer than %d body joints of the pose model on the person mask)", body.MinJointsOnMask)
+	}
+	nose := pose.Keypoints[perception.KpNose]
+	return nil, personPose(pose, w, h), perception.Point{X: nose.X, Y: nose.Y}, nil
 }
 
 // Body type words and the horizontal scale of the person they give:

@@ -213,7 +213,7 @@ func TestUploadErrors(t *testing.T) {
 		want string
 	}{
 		{"garment", map[string]any{"type": "upload", "imageBase64": pipelinetest.DataURI(t, "garments/flatlay_tee_red.png")},
-			"model-create: no face found in inputs.imageBase64"},
+			"model-create: no person found in inputs.imageBase64 (no face, and fewer than"},
 		{"bad type", map[string]any{"type": "clone"}, `unknown type "clone"`},
 	}
 	for _, tc := range tests {

@@ -129,9 +129,10 @@ type poseJob struct {
 
 // source analyses the working image's people, splits it into layers (the
 // subject's, on a photo of several people) and prepares the re-poser. A
-// person to re-pose shows a face: without one, the pose model's skeleton
-// on a product or an empty scene is a guess; and a body below it: on a
-// head-and-shoulders portrait the skeleton lies on the face.
+// person to re-pose shows a face or, seen from behind or in profile, body
+// joints on the person mask (body.PosedPerson): the pose model's skeleton
+// on a product or an empty scene is a guess; and a body below the face:
+// on a head-and-shoulders portrait the skeleton lies on the face.
 func (pl *Pipeline) source(ctx context.Context, work *image.RGBA) (*poseJob, error) {
 	a, err := pl.people(ctx, work)
 	if err != nil {
@@ -150,8 +151,8 @@ func (pl *Pipeline) source(ctx context.Context, work *image.RGBA) (*poseJob, err
 	}
 	if faces, err := pl.p.Faces(ctx, sc.Image); err != nil {
 		return nil, asJobError(err)
-	} else if len(faces) == 0 {
-		return nil, pipelines.Failf("pose-control: no person found in inputs.modelImage (no face detected)")
+	} else if len(faces) == 0 && !body.PosedPerson(sc.Pose, sc.PersonMask) {
+		return nil, pipelines.Failf("pose-control: no person found in inputs.modelImage (no face, and fewer than %d body joints of the pose model on the person mask)", body.MinJointsOnMask)
 	} else if err := repose.BodyBelowFace(sc.Pose, faces); err != nil {
 		return nil, pipelines.Failf("pose-control: inputs.modelImage: %v", err)
 	}

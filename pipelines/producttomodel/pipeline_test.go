@@ -6,7 +6,6 @@ import (
 	"errors"
 	"image"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,22 +20,8 @@ import (
 	"fashiond/pipelines/capability/style"
 )
 
-// library installs the built-in presets into a temporary directory with
-// scripts/setup-presets.sh and opens it.
-func library(t *testing.T) *presets.Library {
-	t.Helper()
-	data := t.TempDir()
-	cmd := exec.Command(filepath.Join(pipelinetest.Root(), "scripts", "setup-presets.sh"))
-	cmd.Env = append(os.Environ(), "FASHIOND_DATA_DIR="+data, "FASHIOND_PRESETS_SRC="+pipelinetest.File(t, "images"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("setup-presets.sh: %v\n%s", err, out)
-	}
-	l, err := presets.Open(filepath.Join(data, "presets"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
+// library is the built-in preset library (pipelinetest.PresetLibrary).
+func library(t *testing.T) *presets.Library { return pipelinetest.PresetLibrary(t) }
 
 // subLibrary is a library of the presets of full named by ids.
 func subLibrary(t *testing.T, full *presets.Library, ids ...string) *presets.Library {

@@ -21,15 +21,14 @@ import (
 
 	"fashiond/cv"
 	"fashiond/perception"
+	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/raster"
 )
 
-// minPresence is the pose model's person presence above which a segmented
-// region is taken as a person without a face check. Measured: people
-// 0.66-0.73, flat-lay and ghost-mannequin garments 0.50-0.53, a face
-// close-up 0.53 (confirmed by the face detector instead).
-const minPresence = 0.6
+// minPersonFrac is the smallest person layer, as a fraction of the image,
+// that counts as a person (body.PosedPerson or a face must confirm it).
+const minPersonFrac = 0.005
 
 // Options selects optional layers.
 type Options struct {
@@ -111,15 +110,19 @@ func Layers(ctx context.Context, p perception.Perception, img image.Image, o Opt
 	s.Parsing = parse
 	s.PersonMask = limitTo(refineMask(w, h, sel, pose, parse), o.Subject)
 	area := MaskArea(s.PersonMask)
-	s.HasPerson = area > 0.005*float64(w*h)
-	if s.HasPerson && (pose == nil || pose.Presence < minPresence) {
-		// The segmenter also fires on garments (flat-lays, ghost
-		// mannequins); without a confident pose, a face must confirm it.
+	s.HasPerson = area > minPersonFrac*float64(w*h)
+	if s.HasPerson && !body.PosedPerson(pose, sel) {
+		// A person is the pose model's body joints on the selfie
+		// segmentation, face or no face (seen from behind, in profile);
+		// not on the refined layer, which adds the pose model's own mask
+		// and the clothes parsing and so covers a flat-lay garment.
+		// Where too few joints are seen (a face close-up), a face
+		// confirms it.
 		faces, err := p.Faces(ctx, src)
 		if err != nil {
 			return nil, fmt.Errorf("scene: faces: %w", err)
 		}
-		s.HasPerson = len(faces) > 0 && faces[0].Score >= 0.6
+		s.HasPerson = len(faces) > 0 && faces[0].Score >= body.MinFaceScore
 	}
 	if !s.HasPerson {
 		s.PersonMask = image.NewGray(image.Rect(0, 0, w, h))

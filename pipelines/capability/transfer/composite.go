@@ -46,6 +46,9 @@ func composite(b *body, kind string, parts []part, acc string, info *TransferInf
 			return nil, err
 		}
 		base = inp
+		if kind == garment.KindTop {
+			fillBelowHem(base, b, fill, alpha)
+		}
 	}
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	copy(out.Pix, base.Pix)

@@ -424,7 +424,9 @@ func (b *body) grow(m *image.Gray, c garment.Lab) *image.Gray {
 // matches the garment's (ref), outside other and what lies in front: the
 // parsing often misses a foreshortened shin, a knee beside a hand or the
 // underside of a sleeve, and those patches of the old garment would
-// otherwise stay.
+// otherwise stay. A pixel is the person's where the person mask or the
+// clothes parsing says so: the segmentation misses a seated man's shin
+// in khaki that the parsing calls clothes.
 func (b *body) growLike(m *image.Gray, ref garment.Lab, other *image.Gray) *image.Gray {
 	out := image.NewGray(m.Rect)
 	copy(out.Pix, m.Pix)
@@ -433,7 +435,8 @@ func (b *body) growLike(m *image.Gray, ref garment.Lab, other *image.Gray) *imag
 		ring := mask.Dilate(out, 4)
 		added := 0
 		for i, v := range ring.Pix {
-			if v < 128 || out.Pix[i] >= 128 || b.pm.Pix[i] < 96 || b.front.Pix[i] >= 128 || other.Pix[i] >= 128 {
+			onPerson := b.pm.Pix[i] >= 96 || b.parse.Clothes.Pix[i] >= 128
+			if v < 128 || out.Pix[i] >= 128 || !onPerson || b.front.Pix[i] >= 128 || other.Pix[i] >= 128 {
 				continue
 			}
 			if b.like(i, ref) {
