@@ -741,6 +741,10 @@ func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sa
 	if s.faceImg == nil {
 		return nil
 	}
+	base, err := pl.p.Faces(ctx, st.img)
+	if err != nil {
+		return jobErr(ctx, err)
+	}
 	fimg, seam, err := pl.transferFace(ctx, st.img, s.faceRec, s.faceImg)
 	if err != nil {
 		return err
@@ -750,7 +754,7 @@ func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sa
 	st.notes = append(st.notes, "face transfer keeps the face model's features on the base model's head shape; hair and ears stay the base model's")
 	st.changed = true
 	if pl.ref == nil {
-		return nil
+		return pl.faceIntegrity(ctx, s, st, base[0])
 	}
 	rf, err := pl.refineFaceBorder(ctx, st.img, seam, pipelines.Seed(req.JobID)^faceSeedSalt+uint64(s.seed))
 	if err != nil {
@@ -759,7 +763,7 @@ func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sa
 	var used bool
 	st.img, used = rf.use(st.img, &st.steps, &st.notes, &st.checks)
 	st.refinedAny = st.refinedAny || used
-	return nil
+	return pl.faceIntegrity(ctx, s, st, base[0])
 }
 
 // styleSample applies the style named in the prompt, or the studio look
