@@ -166,7 +166,8 @@ func matchColour(src, dst *image.RGBA, mask *image.Gray) {
 }
 
 // faceIntegrity measures the transferred face on the sample (where the
-// base model's face want was) against the face model's own face
+// base model's face want was), before the img2img border pass (which
+// redraws the ring around the face and is judged by its own checks) against the face model's own face
 // (selfcheck.FaceIntegrity: texture, landmark geometry, symmetry), adds
 // the checks to the sample's and fails the job when one fails.
 func (pl *Pipeline) faceIntegrity(ctx context.Context, s sampleSpec, st *sampleState, want perception.Face) error {

@@ -735,8 +735,9 @@ func (pl *Pipeline) recolourSample(ctx context.Context, s sampleSpec, st *sample
 	return nil
 }
 
-// faceSample transfers the saved face model's face, then redraws its
-// border with the installed img2img model.
+// faceSample transfers the saved face model's face, checks it against the
+// face model's (faceIntegrity), then redraws its border with the installed
+// img2img model.
 func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sampleSpec, st *sampleState) error {
 	if s.faceImg == nil {
 		return nil
@@ -753,8 +754,11 @@ func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sa
 	st.steps = append(st.steps, "face-transfer(5-landmark similarity, colour match, seamless clone)")
 	st.notes = append(st.notes, "face transfer keeps the face model's features on the base model's head shape; hair and ears stay the base model's")
 	st.changed = true
+	if err := pl.faceIntegrity(ctx, s, st, base[0]); err != nil {
+		return err
+	}
 	if pl.ref == nil {
-		return pl.faceIntegrity(ctx, s, st, base[0])
+		return nil
 	}
 	rf, err := pl.refineFaceBorder(ctx, st.img, seam, pipelines.Seed(req.JobID)^faceSeedSalt+uint64(s.seed))
 	if err != nil {
@@ -763,7 +767,7 @@ func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sa
 	var used bool
 	st.img, used = rf.use(st.img, &st.steps, &st.notes, &st.checks)
 	st.refinedAny = st.refinedAny || used
-	return pl.faceIntegrity(ctx, s, st, base[0])
+	return nil
 }
 
 // styleSample applies the style named in the prompt, or the studio look
