@@ -213,28 +213,14 @@ func canonical(img image.Image, l [5]perception.Point) ([]float64, error) {
 	return lum, nil
 }
 
-// zncc is the zero-normalised cross-correlation of a and b (canonical
-// crops) over r; with mirror, b is read mirrored about the crop's centre
-// line (a face against its mirror image: its symmetry). A flat region
-// (no texture in either) correlates 0.
-func zncc(a, b []float64, r image.Rectangle, mirror bool) float64 {
-	return znccOff(a, b, r, image.Point{}, mirror)
-}
-
-// znccAt is zncc of a over r against b over r shifted by d.
+// znccAt is the zero-normalised cross-correlation of a over r (canonical
+// crops) against b over r shifted by d. A flat region (no texture in
+// either) correlates 0.
 func znccAt(a, b []float64, r image.Rectangle, d image.Point) float64 {
-	return znccOff(a, b, r, d, false)
-}
-
-func znccOff(a, b []float64, r image.Rectangle, d image.Point, mirror bool) float64 {
 	var sa, sb, saa, sbb, sab, n float64
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		for x := r.Min.X; x < r.Max.X; x++ {
-			xb := x + d.X
-			if mirror {
-				xb = canonSize - 1 - x
-			}
-			u, v := a[y*canonSize+x], b[(y+d.Y)*canonSize+xb]
+			u, v := a[y*canonSize+x], b[(y+d.Y)*canonSize+x+d.X]
 			sa += u
 			sb += v
 			saa += u * u
