@@ -8,6 +8,8 @@ import (
 	"fashiond/cv"
 	"fashiond/perception"
 	"fashiond/pipelines"
+	"fashiond/pipelines/capability/selfcheck"
+	"fashiond/spec"
 )
 
 // faceLandmarks returns a saved model's five landmarks, detecting them on
@@ -161,4 +163,22 @@ func matchColour(src, dst *image.RGBA, mask *image.Gray) {
 			src.Pix[i+c] = uint8(math.Max(0, math.Min(255, v)) + 0.5)
 		}
 	}
+}
+
+// faceIntegrity measures the transferred face on the sample (where the
+// base model's face want was), before the img2img border pass (which
+// redraws the ring around the face and is judged by its own checks) against the face model's own face
+// (selfcheck.FaceIntegrity: texture, landmark geometry, symmetry), adds
+// the checks to the sample's and fails the job when one fails.
+func (pl *Pipeline) faceIntegrity(ctx context.Context, s sampleSpec, st *sampleState, want perception.Face) error {
+	src, err := pl.faceLandmarks(ctx, s.faceRec, s.faceImg)
+	if err != nil {
+		return err
+	}
+	checks, err := selfcheck.FaceIntegrity(ctx, pl.p, st.img, want, s.faceImg, src)
+	if err != nil {
+		return jobErr(ctx, err)
+	}
+	st.checks = append(st.checks, checks...)
+	return pipelines.CheckError(spec.ModelModelCreate, checks)
 }

@@ -772,11 +772,16 @@ func (pl *Pipeline) recolourSample(ctx context.Context, s sampleSpec, st *sample
 	return nil
 }
 
-// faceSample transfers the saved face model's face, then redraws its
-// border with the installed img2img model.
+// faceSample transfers the saved face model's face, checks it against the
+// face model's (faceIntegrity), then redraws its border with the installed
+// img2img model.
 func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sampleSpec, st *sampleState) error {
 	if s.faceImg == nil {
 		return nil
+	}
+	base, err := pl.p.Faces(ctx, st.img)
+	if err != nil {
+		return jobErr(ctx, err)
 	}
 	fimg, seam, err := pl.transferFace(ctx, st.img, s.faceRec, s.faceImg)
 	if err != nil {
@@ -786,6 +791,9 @@ func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sa
 	st.steps = append(st.steps, "face-transfer(5-landmark similarity, colour match, seamless clone)")
 	st.notes = append(st.notes, "face transfer keeps the face model's features on the base model's head shape; hair and ears stay the base model's")
 	st.changed = true
+	if err := pl.faceIntegrity(ctx, s, st, base[0]); err != nil {
+		return err
+	}
 	if pl.ref == nil {
 		return nil
 	}

@@ -643,3 +643,39 @@ func TestFaceCheckWithoutFace(t *testing.T) {
 		t.Fatalf("error %v, want one naming face_similarity", err)
 	}
 }
+
+// TestFaceTransferChecks runs model-create generate with faceModelId (the
+// uploaded pexels_woman_portrait) on two presets. On the studio man the
+// transferred face is whole (looked at) and carries the face checks,
+// passing; on the woman with the dog (a three-quarter face about 60 pixels
+// wide) the frontal face comes out smeared and doubled, which
+// face_similarity passed (0.9): the job now ends in the face-geometry
+// check's error.
+func TestFaceTransferChecks(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	pl := New(p, library(t))
+	st := newStudio()
+	ctx := context.Background()
+	if _, err := pl.Run(ctx, request(t, st, map[string]any{"type": "upload", "name": "face", "imageBase64": pipelinetest.DataURI(t, "images/pexels_woman_portrait.png"), "quality": "1k", "aspectRatio": "1:1"})); err != nil {
+		t.Fatal(err)
+	}
+	face, _ := st.last()
+	gen := func(prompt string) (*pipelines.Result, error) {
+		return pl.Run(ctx, request(t, st, map[string]any{"type": "generate", "prompt": prompt, "faceModelId": face.ID, "quality": "1k", "aspectRatio": "3:4", "sampleCount": 1}))
+	}
+	res, err := gen("man in a studio, front")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]pipelines.Check{}
+	for _, c := range res.Outputs[0].Checks {
+		got[c.Name] = c
+	}
+	for name, v := range map[string]float64{selfcheck.NameFaceTexture: 0.9594, selfcheck.NameFaceGeometry: 0.0407, selfcheck.NameFaceSymmetry: 0} {
+		if c, ok := got[name]; !ok || !c.Pass || c.Value != v {
+			t.Errorf("%s: %+v (present %v), want passing with %v", name, c, ok, v)
+		}
+	}
+	_, err = gen("woman standing, full body")
+	pipelinetest.WantJobError(t, err, "model-create: self-check face_geometry failed: 0.3529 above the limit 0.15")
+}

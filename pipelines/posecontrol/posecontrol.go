@@ -310,6 +310,7 @@ func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gra
 		m.note = fmt.Sprintf("subject: %s; only the subject is re-posed, the other people and the rest of the photo are unchanged", a.Rule)
 	}
 	m.checks = append(m.checks, selfcheck.Hole(src, m.final), selfcheck.Tear(m.final, was, r.Alpha), selfcheck.TornHole(was, r.Alpha))
+	m.checks = append(m.checks, selfcheck.BodyIntegrity(src, m.final, was, r.Alpha, limbBones(source, r.Target))...)
 	agree, missed, err := repose.PoseAgreementMissed(ctx, pl.p, m.final, person, band, source, r.Target)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -347,4 +348,18 @@ func asJobError(err error) error {
 		return err
 	}
 	return pipelines.Failf("%v", err)
+}
+
+// limbBones are the limb bones (upper arms, forearms, thighs, shins) known
+// on both the source and the target skeleton, for the body-integrity
+// check.
+func limbBones(source, target repose.Skeleton) []selfcheck.Bone {
+	var out []selfcheck.Bone
+	for _, b := range [][2]int{{11, 13}, {13, 15}, {12, 14}, {14, 16}, {23, 25}, {25, 27}, {24, 26}, {26, 28}} {
+		if source.Known[b[0]] && source.Known[b[1]] && target.Known[b[0]] && target.Known[b[1]] {
+			out = append(out, selfcheck.Bone{Name: fmt.Sprintf("%d-%d", b[0], b[1]),
+				Src: [2]perception.Point{source.Joints[b[0]], source.Joints[b[1]]}, Out: [2]perception.Point{target.Joints[b[0]], target.Joints[b[1]]}})
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/selfcheck"
 	"fashiond/pipelines/capability/transfer"
 	"fashiond/spec"
 )
@@ -52,7 +53,7 @@ func (pl *Pipeline) dress(ctx context.Context, subj *transfer.Subject, product i
 	if err != nil {
 		return nil, err
 	}
-	img, checks, err := subj.Place(ctx, pl.p, out)
+	img, checks, err := pl.place(ctx, subj, out)
 	if err != nil {
 		return nil, fmt.Errorf("product-to-model: %w", err)
 	}
@@ -93,12 +94,28 @@ func (pl *Pipeline) tryOn(ctx context.Context, subj *transfer.Subject, product i
 		}
 		return nil, pipelines.Transientf("product-to-model: try-on model: %v", err)
 	}
-	img, checks, err := subj.Place(ctx, pl.p, out)
+	img, checks, err := pl.place(ctx, subj, out)
 	if err != nil {
 		return nil, fmt.Errorf("product-to-model: %w", err)
 	}
 	notes := withNote([]string{gi.TryOnNote(), transfer.TryOnRegionNote}, subj.Note())
 	return &dressed{img: img, info: info, checks: checks, tryOn: &gi, notes: notes}, nil
+}
+
+// place puts an edited crop back on the subject (transfer.Subject.Place:
+// changed_outside_subject, face_region_change, face_found) and adds
+// hands_covered (selfcheck.HandsCovered: the garment must not cover the
+// subject's hands).
+func (pl *Pipeline) place(ctx context.Context, subj *transfer.Subject, out image.Image) (*image.RGBA, []pipelines.Check, error) {
+	img, checks, err := subj.Place(ctx, pl.p, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	hands, err := selfcheck.HandsCovered(ctx, pl.p, subj.Img, img, subj.Analysis.SubjectPerson().Region)
+	if err != nil {
+		return nil, nil, err
+	}
+	return img, append(checks, hands), nil
 }
 
 // withNote is notes (never modified) with note appended when it is not

@@ -12,6 +12,7 @@ import (
 	bodypkg "fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/garment"
 	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/selfcheck"
 	"fashiond/pipelines/capability/transfer"
 	"fashiond/spec"
 )
@@ -121,6 +122,11 @@ func (s *subject) measure(ctx context.Context, p perception.Perception, out *ima
 	if err != nil {
 		return pipelines.Output{}, fmt.Errorf("tryon: %w", err)
 	}
+	hands, err := selfcheck.HandsCovered(ctx, p, s.Img, final, s.Analysis.SubjectPerson().Region)
+	if err != nil {
+		return pipelines.Output{}, fmt.Errorf("tryon: %w", err)
+	}
+	checks = append(checks, hands)
 	notes := slices.Clip(info.Notes)
 	if n := s.Note(); n != "" {
 		notes = append(notes, n)

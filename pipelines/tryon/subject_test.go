@@ -18,11 +18,17 @@ import (
 // phones photo the subject's turned head and raised arm mislead the pose,
 // which puts her shoulders at her chin: the face guard (package transfer)
 // fails the job saying so (before it, the tee landed on her chin and the
-// face check failed at 0.0647), never with "no person found".
+// face check failed at 0.0647), never with "no person found". On the bikes
+// photo the tee's box covers the subject's hand (issue 21): the job fails
+// hands_covered, so neither photo reaches the confinement measures here
+// today; a photo that dresses whole would.
 func TestTryonGroupPhotoConfined(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	for _, tc := range []struct{ name, wantErr string }{
-		{"pixabay_two_women_bikes.jpg", ""},
+		// The tee's box covers the subject's hand on the handlebar
+		// (TestTryonHandsCovered); confinement on crowded photos is
+		// TestTryonCrowdStaysOnSubject's.
+		{"pixabay_two_women_bikes.jpg", "tryon: self-check hands_covered failed: 0.5047 above the limit 0.25"},
 		{"pexels_two_women_phones.jpg", "personImage: the pose model put the subject's shoulders on the face (at y 726, the face box ends at y 726)"},
 	} {
 		name := tc.name

@@ -5,9 +5,6 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
-	"image/png"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"fashiond/internal/pipelinetest"
@@ -268,15 +265,7 @@ func TestTornHoleRealOutputs(t *testing.T) {
 // grayPNG decodes testdata/name as a grey mask.
 func grayPNG(t *testing.T, name string) *image.Gray {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := pngFile(t, name)
 	g := image.NewGray(image.Rect(0, 0, img.Bounds().Dx(), img.Bounds().Dy()))
 	draw.Draw(g, g.Rect, img, img.Bounds().Min, draw.Src)
 	return g
