@@ -11,22 +11,9 @@ import (
 	"fashiond/internal/pipelinetest"
 )
 
-// install runs scripts/setup-presets.sh into a temporary data directory and
-// returns the presets directory.
-func install(t testing.TB) string {
-	t.Helper()
-	data := t.TempDir()
-	cmd := exec.Command(filepath.Join(pipelinetest.Root(), "scripts", "setup-presets.sh"))
-	cmd.Env = append(os.Environ(), "FASHIOND_DATA_DIR="+data, "FASHIOND_PRESETS_SRC="+pipelinetest.File(t, "images"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("setup-presets.sh: %v\n%s", err, out)
-	}
-	return filepath.Join(data, "presets")
-}
-
 func open(t *testing.T) *Library {
 	t.Helper()
-	l, err := Open(install(t))
+	l, err := Open(pipelinetest.PresetDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +59,7 @@ func TestInstalledLibrary(t *testing.T) {
 }
 
 func TestScriptIsIdempotent(t *testing.T) {
-	dir := install(t)
+	dir := pipelinetest.PresetDir(t)
 	st1, _ := os.Stat(filepath.Join(dir, "fashn_model.webp"))
 	// Operators' file must survive a re-run.
 	if err := os.WriteFile(filepath.Join(dir, "presets.json"), []byte(`{"presets": []}`+"\n"), 0o644); err != nil {
@@ -179,7 +166,7 @@ func TestChooseDistinctAndDeterministic(t *testing.T) {
 }
 
 func TestOperatorExtension(t *testing.T) {
-	dir := install(t)
+	dir := pipelinetest.PresetDir(t)
 	data, err := os.ReadFile(pipelinetest.File(t, "images/camera.png"))
 	if err != nil {
 		t.Fatal(err)
