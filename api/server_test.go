@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -366,15 +367,18 @@ func isTimeout(err error) bool {
 }
 
 // pollHealthz GETs /healthz from 127.0.0.2 every 20 ms until stop is
-// called; stop returns the slowest answer, the number of probes and the
+// called (stop first lets it make minProbes probes, within 5 s); stop
+// returns the slowest answer, the number of probes and the
 // number that did not answer 200. A probe slower than slowProbe is
 // repeated at once and counts with the faster of the two: on a loaded
 // 2-core machine a single probe sometimes waits 100 ms for a CPU, while
 // a server that the stalled connections block answers neither.
 func pollHealthz(addr string) (stop func() (worst time.Duration, probes, failed int)) {
 	const (
-		every     = 20 * time.Millisecond
-		slowProbe = 100 * time.Millisecond
+		every         = 20 * time.Millisecond
+		slowProbe     = 100 * time.Millisecond
+		minProbes     = 3
+		minProbesWait = 5 * time.Second
 	)
 	probe := func() (int, time.Duration) {
 		t0 := time.Now()
@@ -384,6 +388,7 @@ func pollHealthz(addr string) (stop func() (worst time.Duration, probes, failed 
 	done := make(chan struct{})
 	var worst time.Duration
 	var probes, bad int
+	var count atomic.Int64 // probes, for stop's wait
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -402,9 +407,16 @@ func pollHealthz(addr string) (stop func() (worst time.Duration, probes, failed 
 			}
 			worst = max(worst, took)
 			probes++
+			count.Add(1)
 		}
 	}()
 	return func() (time.Duration, int, int) {
+		// The stalled connections are still open when stop is called: on
+		// a loaded machine the poller may not have run yet, so wait for
+		// minProbes of them (bounded) rather than report none.
+		for deadline := time.Now().Add(minProbesWait); count.Load() < minProbes && time.Now().Before(deadline); {
+			time.Sleep(every)
+		}
 		close(done)
 		<-finished
 		return worst, probes, bad
