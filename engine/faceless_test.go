@@ -13,6 +13,7 @@ import (
 	"fashiond/fetch"
 	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines"
+	"fashiond/pipelines/capability/presets"
 )
 
 // savingStudio is a pipelines.Studio that keeps what model-create saves
@@ -72,7 +73,11 @@ func TestFacelessPersonInEveryModel(t *testing.T) {
 	if faces, err := p.Faces(context.Background(), fl.Img); err != nil || len(faces) != 0 {
 		t.Fatalf("the faceless photo shows %d faces (err %v); the test needs none", len(faces), err)
 	}
-	reg, skipped := Registry(p, pipelinetest.PresetLibrary(t), Generative{})
+	lib, err := presets.Open(pipelinetest.PresetDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, skipped := Registry(p, lib, Generative{})
 	garment := pipelinetest.DataURI(t, "garments/flatlay_tee_red.png")
 	noPerson := pipelinetest.DataURI(t, "garments/flatlay_trousers_khaki.png")
 	for _, tc := range personJobs(pngURI(t, fl.Img), garment) {

@@ -5,13 +5,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"fashiond/pipelines/capability/presets"
 )
 
-// PresetLibrary installs the built-in presets into a temporary directory
-// with scripts/setup-presets.sh (from the shared test photos) and opens it.
-func PresetLibrary(t testing.TB) *presets.Library {
+// PresetDir installs the built-in presets into a temporary directory with
+// scripts/setup-presets.sh (from the shared test photos) and returns the
+// library's directory for presets.Open (this package cannot import
+// presets: presets' own tests import this package).
+func PresetDir(t testing.TB) string {
 	t.Helper()
 	data := t.TempDir()
 	cmd := exec.Command(filepath.Join(Root(), "scripts", "setup-presets.sh"))
@@ -19,9 +19,5 @@ func PresetLibrary(t testing.TB) *presets.Library {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("setup-presets.sh: %v\n%s", err, out)
 	}
-	l, err := presets.Open(filepath.Join(data, "presets"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return filepath.Join(data, "presets")
 }

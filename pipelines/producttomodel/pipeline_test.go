@@ -20,8 +20,15 @@ import (
 	"fashiond/pipelines/capability/style"
 )
 
-// library is the built-in preset library (pipelinetest.PresetLibrary).
-func library(t *testing.T) *presets.Library { return pipelinetest.PresetLibrary(t) }
+// library is the built-in preset library (pipelinetest.PresetDir).
+func library(t *testing.T) *presets.Library {
+	t.Helper()
+	l, err := presets.Open(pipelinetest.PresetDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
 
 // subLibrary is a library of the presets of full named by ids.
 func subLibrary(t *testing.T, full *presets.Library, ids ...string) *presets.Library {
