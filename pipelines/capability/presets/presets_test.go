@@ -12,17 +12,8 @@ import (
 )
 
 // install runs scripts/setup-presets.sh into a temporary data directory and
-// returns the presets directory.
-func install(t testing.TB) string {
-	t.Helper()
-	data := t.TempDir()
-	cmd := exec.Command(filepath.Join(pipelinetest.Root(), "scripts", "setup-presets.sh"))
-	cmd.Env = append(os.Environ(), "FASHIOND_DATA_DIR="+data, "FASHIOND_PRESETS_SRC="+pipelinetest.File(t, "images"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("setup-presets.sh: %v\n%s", err, out)
-	}
-	return filepath.Join(data, "presets")
-}
+// returns the presets directory (pipelinetest.PresetDir).
+func install(t testing.TB) string { return pipelinetest.PresetDir(t) }
 
 func open(t *testing.T) *Library {
 	t.Helper()
