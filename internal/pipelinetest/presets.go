@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// PresetDir installs the built-in presets into a temporary data directory
-// with scripts/setup-presets.sh (from the shared test photos) and returns
-// the presets directory, for presets.Open (this package cannot import
-// presets: the presets package's own tests use it).
+// PresetDir installs the built-in presets into a temporary directory with
+// scripts/setup-presets.sh (from the shared test photos) and returns the
+// library's directory for presets.Open (this package cannot import
+// presets: presets' own tests import this package).
 func PresetDir(t testing.TB) string {
 	t.Helper()
 	data := t.TempDir()

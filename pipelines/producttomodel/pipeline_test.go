@@ -20,7 +20,7 @@ import (
 	"fashiond/pipelines/capability/style"
 )
 
-// library is the built-in preset library (pipelinetest.PresetLibrary).
+// library is the built-in preset library (pipelinetest.PresetDir).
 func library(t *testing.T) *presets.Library {
 	t.Helper()
 	l, err := presets.Open(pipelinetest.PresetDir(t))

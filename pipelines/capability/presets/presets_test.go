@@ -11,9 +11,13 @@ import (
 	"fashiond/internal/pipelinetest"
 )
 
+// install runs scripts/setup-presets.sh into a temporary data directory and
+// returns the presets directory (pipelinetest.PresetDir).
+func install(t testing.TB) string { return pipelinetest.PresetDir(t) }
+
 func open(t *testing.T) *Library {
 	t.Helper()
-	l, err := Open(pipelinetest.PresetDir(t))
+	l, err := Open(install(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +63,7 @@ func TestInstalledLibrary(t *testing.T) {
 }
 
 func TestScriptIsIdempotent(t *testing.T) {
-	dir := pipelinetest.PresetDir(t)
+	dir := install(t)
 	st1, _ := os.Stat(filepath.Join(dir, "fashn_model.webp"))
 	// Operators' file must survive a re-run.
 	if err := os.WriteFile(filepath.Join(dir, "presets.json"), []byte(`{"presets": []}`+"\n"), 0o644); err != nil {
@@ -166,7 +170,7 @@ func TestChooseDistinctAndDeterministic(t *testing.T) {
 }
 
 func TestOperatorExtension(t *testing.T) {
-	dir := pipelinetest.PresetDir(t)
+	dir := install(t)
 	data, err := os.ReadFile(pipelinetest.File(t, "images/camera.png"))
 	if err != nil {
 		t.Fatal(err)
