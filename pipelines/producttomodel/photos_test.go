@@ -44,7 +44,8 @@ func TestModelImagePhotos(t *testing.T) {
 	}{
 		{"pexels_woman_dog_standing.jpg", ""},
 		{"codait_man_standing.jpg", ""},
-		{"pixabay_two_women_bikes.jpg", ""},
+		// The tee's box covers the subject's hand on the handlebar.
+		{"pixabay_two_women_bikes.jpg", "product-to-model: self-check hands_covered failed: 0.6197 above the limit 0.35"},
 		{"pexels_woman_portrait.png", onFace + " (at y 305, the face box ends at y 578)"},
 		{"pexels_woman_side_halfbody.png", onFace + " (at y 148, the face box ends at y 285)"},
 		{"pexels_two_women_phones.jpg", onFace + " (at y 726, the face box ends at y 726)"},
@@ -75,7 +76,7 @@ func TestModelImagePhotos(t *testing.T) {
 			for _, c := range o.Checks {
 				names = append(names, c.Name)
 			}
-			want := []string{style.NamePaintedOver, selfcheck.NameFaceFound, selfcheck.NameChangedOutside, selfcheck.NameFaceChange}
+			want := []string{style.NamePaintedOver, selfcheck.NameFaceFound, selfcheck.NameChangedOutside, selfcheck.NameFaceChange, selfcheck.NameHandsCovered}
 			if !slices.Equal(names, want) {
 				t.Errorf("checks %q, want %q (each once)", names, want)
 			}
@@ -104,8 +105,11 @@ func TestDressLeavesOtherPerson(t *testing.T) {
 	if len(subj.Analysis.People) != 2 {
 		t.Fatalf("%d people found, want 2", len(subj.Analysis.People))
 	}
+	// The dressed photo fails hands_covered (the tee's box over her hand
+	// on the handlebar, issue 21); dress returns it with the error, and
+	// its confinement is what this test measures.
 	d, err := New(p, nil).dress(ctx, subj, prod, g, transfer.Options{Accuracy: transfer.AccuracyHigh, Seed: 1})
-	if err != nil {
+	if err != nil && (d == nil || !strings.Contains(err.Error(), "self-check hands_covered failed")) {
 		t.Fatal(err)
 	}
 	pipelinetest.WritePNG(t, "ptm_dress_bikes.png", d.img)

@@ -44,7 +44,7 @@ func TestTryOnModelDressesModelPhoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.tryOn == nil || d.tryOn.Model != "oracle-catvton" || d.tryOn.Steps != 30 || len(d.checks) != 3 {
+	if d.tryOn == nil || d.tryOn.Model != "oracle-catvton" || d.tryOn.Steps != 30 || len(d.checks) != 4 {
 		t.Fatalf("try-on %+v, checks %+v, notes %q", d.tryOn, d.checks, d.notes)
 	}
 	for _, c := range d.checks {

@@ -20,7 +20,7 @@ func TestTryonHandsCovered(t *testing.T) {
 		want            float64
 		err             string
 	}{
-		{"pixabay_two_women_bikes.jpg", "flatlay_tee_red.png", 0, "tryon: self-check hands_covered failed: 0.5047 above the limit 0.25"},
+		{"pixabay_two_women_bikes.jpg", "flatlay_tee_red.png", 0, "tryon: self-check hands_covered failed: 0.5047 above the limit 0.35"},
 		{"codait_man_standing.jpg", "flatlay_tee_red.png", 0, ""},
 		{"fashn_model.webp", "flatlay_longsleeve_green.png", 0.1504, ""},
 	} {

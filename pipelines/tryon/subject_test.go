@@ -28,7 +28,7 @@ func TestTryonGroupPhotoConfined(t *testing.T) {
 		// The tee's box covers the subject's hand on the handlebar
 		// (TestTryonHandsCovered); confinement on crowded photos is
 		// TestTryonCrowdStaysOnSubject's.
-		{"pixabay_two_women_bikes.jpg", "tryon: self-check hands_covered failed: 0.5047 above the limit 0.25"},
+		{"pixabay_two_women_bikes.jpg", "tryon: self-check hands_covered failed: 0.5047 above the limit 0.35"},
 		{"pexels_two_women_phones.jpg", "personImage: the pose model put the subject's shoulders on the face (at y 726, the face box ends at y 726)"},
 	} {
 		name := tc.name
