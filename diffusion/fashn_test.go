@@ -3,6 +3,7 @@ package diffusion
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -239,6 +240,24 @@ func TestInstallFashnRefusals(t *testing.T) {
 		{"no fashiond.json", func(d string) error { return os.Remove(filepath.Join(d, FileLayout)) }, "", []string{"not a Stable Diffusion ONNX export", LayoutFashnVTON}},
 	}
 	checkInstallRefusals(t, rt, fashnOracle, LayoutFashnVTON, cases)
+}
+
+// TestInstallFashnExportSizeIsTheGraphs: the exporter traces on a small
+// input, then declares the model's size on the graph (72×48 for the small
+// configuration); a fashiond.json of another size is refused naming both,
+// even one the traced graph could compute at.
+func TestInstallFashnExportSizeIsTheGraphs(t *testing.T) {
+	const tiny = `{"layout": "fashn-vton", "weights": "random", "width": %d, "height": %d, "patch_size": 12, "categories": {"tops": 1, "bottoms": 2, "one-pieces": 3}}`
+	size := func(w, h int) func(string) error {
+		return func(d string) error {
+			return os.WriteFile(filepath.Join(d, FileLayout), fmt.Appendf(nil, tiny, w, h), 0o644)
+		}
+	}
+	checkInstallRefusals(t, testRuntime(t), fashnTiny, LayoutFashnVTON, []installRefusal{
+		{"the trace's size", size(24, 36), "", []string{"transformer/model.onnx", FileLayout, "36"}},
+		{"smaller", size(36, 48), "", []string{"transformer/model.onnx", FileLayout, "48"}},
+		{"larger", size(96, 144), "", []string{"transformer/model.onnx", FileLayout, "144"}},
+	})
 }
 
 func TestParseFashnLayoutDefaults(t *testing.T) {

@@ -9,10 +9,11 @@ import (
 // Rectified-flow sampling (FASHN VTON, FLUX, SD3 family). Time runs from 0
 // (pure noise) to 1 (data); the network predicts the velocity v = dx/dt and
 // a solver integrates it over a FlowSchedule's time grid. A new flow model
-// family is a new FlowSchedule (for example FLUX's resolution-dependent
-// shift) or a new FlowSolver (for example UniPC's multistep update), not a
-// new engine: the job loop, classifier-free guidance, step batching across
-// jobs, progress and cancel in flowsample.go are shared.
+// family is a new FlowSchedule (ShiftedLinear is FASHN VTON's fixed shift,
+// ResolutionShift FLUX's shift by image size) or a new FlowSolver (for
+// example UniPC's multistep update), not a new engine: the job loop,
+// classifier-free guidance, step batching across jobs (the rowBatcher the
+// UNet steps use too), progress and cancel in flowsample.go are shared.
 
 // FlowSchedule is the time grid of a rectified-flow sampler.
 type FlowSchedule interface {

@@ -72,11 +72,10 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 
 // cmdBench implements `fashiond bench`.
 func cmdBench(args []string) error {
-	if len(args) > 0 && args[0] == "diffusion" {
-		return cmdBenchDiffusion(args[1:])
-	}
-	if len(args) > 0 && args[0] == "fashn" {
-		return cmdBenchFashn(args[1:])
+	if len(args) > 0 {
+		if run, ok := batchBenches[args[0]]; ok {
+			return runInterruptible(run, args[1:])
+		}
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var cfg config.Config

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,8 +47,30 @@ func newBatchBench(name, what, network, folderExample, levels string, w io.Write
 	return b
 }
 
-// parse reads args (the caller registered its own flags first) and checks
-// them; then open the runtime with openRuntime(ctx, b.cfg).
+// batchBenches are the `fashiond bench` subcommands built on batchBench.
+var batchBenches = map[string]func(context.Context, []string, io.Writer) error{
+	"diffusion": runBenchDiffusion,
+	"fashn":     runBenchFashn,
+}
+
+// runInterruptible runs a bench on standard output until it ends or is
+// interrupted.
+func runInterruptible(run func(context.Context, []string, io.Writer) error, args []string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return run(ctx, args, os.Stdout)
+}
+
+// start reads args (the caller registered its own flags first), checks
+// them and opens the runtime they ask for.
+func (b *batchBench) start(ctx context.Context, args []string) (*inference.Runtime, error) {
+	if err := b.parse(args); err != nil {
+		return nil, err
+	}
+	return b.runtime(ctx)
+}
+
+// parse reads args and checks them.
 func (b *batchBench) parse(args []string) error {
 	if err := b.fs.Parse(args); err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"regexp"
 	"strconv"
 	"strings"
@@ -33,24 +32,15 @@ type diffusionBenchResult struct {
 	RSSBytes       int64   `json:"rss_bytes"`
 }
 
-// cmdBenchDiffusion implements `fashiond bench diffusion`: steps/s at
+// runBenchDiffusion implements `fashiond bench diffusion`: steps/s at
 // several concurrency levels with step batching off and on.
-func cmdBenchDiffusion(args []string) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return runBenchDiffusion(ctx, args, os.Stdout)
-}
-
 func runBenchDiffusion(ctx context.Context, args []string, w io.Writer) error {
 	b := newBatchBench("bench diffusion", "generative", "UNet", " (e.g. diffusion/testdata/contract/shape-sd15)", "1,2,4", w)
 	size := b.fs.Int("size", 512, "image side in pixels")
 	steps := b.fs.Int("steps", 10, "steps per job")
 	guidance := b.fs.Float64("guidance", 7.5, "guidance (> 1: two UNet rows per job)")
 	anchor := b.fs.String("anchor", "", "diffusers' RESULT lines on the same card (scripts/gpu-check.sh, ../shared/gpu/export_sd.py): print images/s side by side")
-	if err := b.parse(args); err != nil {
-		return err
-	}
-	rt, err := b.runtime(ctx)
+	rt, err := b.start(ctx, args)
 	if err != nil {
 		return err
 	}

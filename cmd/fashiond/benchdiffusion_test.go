@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,9 +18,7 @@ func TestBenchCUDARefused(t *testing.T) {
 	if cuda.Discover().Available() {
 		t.Skip("this node has a CUDA device")
 	}
-	for name, run := range map[string]func(context.Context, []string, io.Writer) error{
-		"diffusion": runBenchDiffusion, "fashn": runBenchFashn,
-	} {
+	for name, run := range batchBenches {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
 			err := run(context.Background(), []string{"--device", "cuda", "--ort-lib", testenv.ORTLib(), "--folder", "/nonexistent"}, &out)

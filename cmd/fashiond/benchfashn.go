@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"text/tabwriter"
 
 	"fashiond/bench"
@@ -26,23 +24,14 @@ type fashnBenchResult struct {
 	RSSBytes       int64   `json:"rss_bytes"`
 }
 
-// cmdBenchFashn implements `fashiond bench fashn`: a FASHN VTON model's
+// runBenchFashn implements `fashiond bench fashn`: a FASHN VTON model's
 // time per image and images/s at several concurrency levels, step batching
 // off and on, on synthetic inputs (a gradient person, a flat garment, empty
 // pose maps; a random-weight export measures the same work).
-func cmdBenchFashn(args []string) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return runBenchFashn(ctx, args, os.Stdout)
-}
-
 func runBenchFashn(ctx context.Context, args []string, w io.Writer) error {
 	b := newBatchBench("bench fashn", "fashn-vton", "transformer", "", "1,4", w)
 	steps := b.fs.Int("steps", 30, "steps per image")
-	if err := b.parse(args); err != nil {
-		return err
-	}
-	rt, err := b.runtime(ctx)
+	rt, err := b.start(ctx, args)
 	if err != nil {
 		return err
 	}
