@@ -125,7 +125,10 @@ func genCases(t *testing.T) []genCase {
 		{"model-create (pose)", "model-create", map[string]any{"type": "generate", "name": "e2e-pose", "prompt": "a man with short hair", "gender": "male", "quality": "1k", "poseImageBase64": uri("images/codait_man_tpose_cutout.png")},
 			"+lbs-mesh-warp(pose of inputs.poseImageBase64)", []string{noPerson, `the img2img pass over the re-posed image by the installed model "oracle-t2i" failed the self-check pose_agreement`},
 			true, []string{"oracle-t2i"}},
-		{"model-create (face)", "model-create", map[string]any{"type": "generate", "name": "e2e-face", "prompt": "a woman", "gender": "female", "quality": "1k", "faceModelId": savedFaceRef},
+		// The female presets' heads are turned: a frontal face transferred
+		// onto them fails face_geometry (0.156, 0.35), so the face case
+		// asks for the studio man, whose head is frontal.
+		{"model-create (face)", "model-create", map[string]any{"type": "generate", "name": "e2e-face", "prompt": "a person in a studio, front", "quality": "1k", "faceModelId": savedFaceRef},
 			"+face-border(oracle-t2i, strength 0.25)", []string{noPerson, `by the installed text-to-image model "oracle-t2i"`}, false, []string{"oracle-t2i"}},
 		{"", "angle-generation", map[string]any{"imageUrl": uri("images/codait_man_standing.jpg"), "angleIds": []string{"back"}, "quality": "1k"},
 			"generative-fill(oracle-inpaint)", []string{`by the installed inpainting model "oracle-inpaint"`}, false, []string{"oracle-inpaint", "oracle-t2i"}},
