@@ -20,12 +20,14 @@ import (
 	"image"
 	"math"
 	"slices"
+	"strings"
 
 	"fashiond/perception"
 	"fashiond/pipelines"
 	bodypkg "fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/raster"
+	"fashiond/pipelines/capability/repose"
 	"fashiond/pipelines/capability/scene"
 	"fashiond/spec"
 )
@@ -318,6 +320,9 @@ func (r *Renderer) turned(deg float64, right bool) viewLayers {
 // back is the synthesised back over the mirrored plate; it sets v's
 // method (naming what was done) and notes.
 func (r *Renderer) back(v *View) (viewLayers, error) {
+	if err := repose.BodyBelowFace(r.s.Pose, r.faces); err != nil {
+		return viewLayers{}, pipelines.Failf("inputs.imageUrl: angle back: %s; the classical back view paints hair over the head and mirrors the body below it, so it needs the shoulders and torso visible below the face", backNoBody(err))
+	}
 	person, alpha, did, err := backView(r.s, r.parse, r.faces)
 	if err != nil {
 		return viewLayers{}, err
@@ -329,6 +334,13 @@ func (r *Renderer) back(v *View) (viewLayers, error) {
 	}
 	v.Notes = slices.Clone(backNotes)
 	return l, nil
+}
+
+// backNoBody is BodyBelowFace's reason without its closing words about
+// re-posing.
+func backNoBody(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "; re-posing needs")
+	return msg
 }
 
 // shifted is the 45-degree and side views' plate geometry: the plate

@@ -124,13 +124,34 @@ func (r *Renderer) checks(v *View, img *image.RGBA) []pipelines.Check {
 	return append(c, selfcheck.Hole(r.s.Image, img), selfcheck.BgHole(img, v.Image, v.Uncovered, v.Person))
 }
 
+// classicalChecks are the checks of the classical view only: ghost_smear
+// (the plate's smooth fill left uncovered where the person stood, flatter
+// than the background around it: a smear on a textured background) and
+// person_pieces (the re-rendered person in one piece). A generative
+// output redraws the uncovered region and the person, so the plate's
+// fill is not what it shows there.
+func classicalChecks(v *View) []pipelines.Check {
+	return []pipelines.Check{selfcheck.GhostSmear(v.Image, plateOrPerson(v), v.Person), selfcheck.PersonPieces(v.Person)}
+}
+
+// plateOrPerson is where the view shows the plate's fill or the person:
+// ghost_smear's "where the person stood" (its vacated part is the fill
+// left uncovered).
+func plateOrPerson(v *View) *image.Gray {
+	g := image.NewGray(v.Person.Rect)
+	for i := range g.Pix {
+		g.Pix[i] = max(v.Person.Pix[i], v.Uncovered.Pix[i])
+	}
+	return g
+}
+
 // finish runs the generative stage on a rendered view when models are
 // installed, measures the result and builds the output (before the tier
 // step). A generative output that fails a check gives way to the
 // classical view, saying which check; a classical view that fails one
 // fails the job.
 func (p *Pipeline) finish(ctx context.Context, r *Renderer, v *View, id string, seed uint64, step func(done, total int)) (pipelines.Output, error) {
-	o := pipelines.Output{Image: v.Image, Path: "reference", Method: v.Method, Notes: v.Notes, Checks: r.checks(v, v.Image)}
+	o := pipelines.Output{Image: v.Image, Path: "reference", Method: v.Method, Notes: v.Notes, Checks: append(r.checks(v, v.Image), classicalChecks(v)...)}
 	if p.inp != nil || p.ref != nil {
 		img, method, notes, err := p.generate(ctx, r, v, id, seed, step)
 		if err != nil {

@@ -146,7 +146,7 @@ func (blackInpainter) Inpaint(_ context.Context, img image.Image, m *image.Gray,
 // the check.
 func TestDamagedGenerativeFallsBack(t *testing.T) {
 	p := New(pipelinetest.Perception(t)).WithGenerative(blackInpainter{}, nil)
-	in, _ := json.Marshal(map[string]any{"imageUrl": "file:images/codait_man_standing.jpg", "angleIds": []string{RightSide}, "quality": "1k"})
+	in, _ := json.Marshal(map[string]any{"imageUrl": "file:images/codait_man_standing.jpg", "angleIds": []string{Back}, "quality": "1k"})
 	res, err := p.Run(context.Background(), &pipelines.Request{Model: "angle-generation", Inputs: pipelinetest.Inputs(t, "angle-generation", string(in)), Progress: pipelinetest.NoProgress, Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(t)}})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 // with the pinned reason: a portrait whose skeleton lies on the face and
 // a photo whose arm is hidden behind a dog say what the photo lacks
 // instead of a pose_agreement of 0; the bikes photo fails ghost_smear
-// (see its case); the one whose re-pose tears the torso open (phones: the pose model's
+// (see its case), codait_man_standing carried_background (see its case); the one whose re-pose tears the torso open (phones: the pose model's
 // shoulders sit at the chin and the hand) fails largest_torn_hole.
 func TestArmsRaisedPhotos(t *testing.T) {
 	p := pipelinetest.Perception(t)
@@ -27,10 +27,11 @@ func TestArmsRaisedPhotos(t *testing.T) {
 		want []map[string]float64 // per output: check name -> value
 	}{
 		{file: "pexels_woman_dog_standing.jpg", err: "pose-control: poses[0]: the pose moves the person's left arm, which the photo does not show (the pose model sees its elbow with visibility 0.06, below 0.3: hidden behind something or outside the frame); only limbs the photo shows can be moved"},
-		{file: "codait_man_standing.jpg", want: []map[string]float64{
-			{"largest_hole": 0, "largest_tear": 0, "largest_torn_hole": 0, "pose_agreement": 0.5},
-			{"largest_hole": 0, "largest_tear": 0.0018, "largest_torn_hole": 0.0099, "pose_agreement": 1},
-		}},
+		// Issue 21: both outputs passed every check yet carried the wall the
+		// person mask takes in around the hands (a flat skin-coloured patch
+		// on the jeans with hands on hips, beige halos round the raised
+		// hands); the arms' layers are 39% plate-like pixels.
+		{file: "codait_man_standing.jpg", err: "pose-control: poses[0]: self-check carried_background failed: 0.3937 above the limit 0.25"},
 		{file: "pexels_woman_portrait.png", err: "pose-control: inputs.modelImage: the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face"},
 		{file: "pexels_woman_side_halfbody.png", err: "pose-control: inputs.modelImage: the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face"},
 		// Since the pose-claim split (issue 21) the hand she rests on the

@@ -311,6 +311,7 @@ func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gra
 	}
 	m.checks = append(m.checks, selfcheck.Hole(src, m.final), selfcheck.Tear(m.final, was, r.Alpha), selfcheck.TornHole(was, r.Alpha))
 	m.checks = append(m.checks, selfcheck.BodyIntegrity(src, m.final, was, r.Alpha, limbBones(source, r.Target))...)
+	m.checks = append(m.checks, repose.CarriedBackgroundCheck(r))
 	agree, missed, err := repose.PoseAgreementMissed(ctx, pl.p, m.final, person, band, source, r.Target)
 	if err != nil {
 		if ctx.Err() != nil {

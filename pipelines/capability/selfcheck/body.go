@@ -90,6 +90,19 @@ func BodyIntegrity(src, out image.Image, was, person *image.Gray, bones []Bone) 
 	}
 }
 
+// GhostSmear is the NameGhostSmear check alone, for a view whose person
+// is not re-posed bone by bone (angle-generation): was is where the
+// person stood in the photo (or where the plate's fill lies), person the
+// new view's coverage, both out's size.
+func GhostSmear(out image.Image, was, person *image.Gray) pipelines.Check {
+	return pipelines.MaxCheck(NameGhostSmear, round4(ghostSmear(out, was, person)), MaxGhostSmear)
+}
+
+// PersonPieces is the NamePersonPieces check alone (see BodyIntegrity).
+func PersonPieces(person *image.Gray) pipelines.Check {
+	return pipelines.MaxCheck(NamePersonPieces, round4(pieces(person)), MaxPersonPieces)
+}
+
 func limbWidth(was, person *image.Gray, bones []Bone) float64 {
 	worst := 1.0
 	for _, b := range bones {
