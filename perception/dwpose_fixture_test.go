@@ -5,12 +5,13 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"image"
-	"image/png"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"fashiond/internal/testenv"
 )
 
 // Fixtures written by FASHN VTON's own dwpose code (scripts/export/
@@ -79,15 +80,7 @@ func readF32(t *testing.T, path string, gz bool) []float32 {
 
 func readPNGGray(t *testing.T, path string) *image.Gray {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := testenv.ReadPNG(t, path)
 	g, ok := img.(*image.Gray)
 	if !ok {
 		t.Fatalf("%s is %T, want a grey PNG", path, img)

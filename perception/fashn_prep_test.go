@@ -2,25 +2,16 @@ package perception
 
 import (
 	"image"
-	"image/png"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"fashiond/internal/testenv"
 )
 
 func readPNG(t *testing.T, path string) image.Image {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
+	return testenv.ReadPNG(t, path)
 }
 
 // unscale maps a [-1, 1] plane value back to its byte.

@@ -100,15 +100,7 @@ func writeTestPNG(t *testing.T, path string, mask bool) {
 
 func checkPNG(t *testing.T, path string, w, h int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := testenv.ReadPNG(t, path)
 	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
 		t.Fatalf("%s is %v, want %dx%d", path, b, w, h)
 	}

@@ -3,12 +3,11 @@ package selfcheck
 import (
 	"context"
 	"image"
-	"image/png"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"fashiond/internal/pipelinetest"
+	"fashiond/internal/testenv"
 	"fashiond/perception"
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/raster"
@@ -103,16 +102,7 @@ func TestFaceIntegrityNoFace(t *testing.T) {
 
 func pngFile(t *testing.T, name string) image.Image {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
+	return testenv.ReadPNG(t, filepath.Join("testdata", name))
 }
 
 // crop copies r of img onto a canvas at the origin.
