@@ -132,11 +132,22 @@ func TestFashnSamplerMatchesReference(t *testing.T) {
 	l := m.Layout()
 	per := 3 * l.Width * l.Height
 	var wg sync.WaitGroup
+	// Each job waits in Progress(0), after joining the batcher and before
+	// its first call, until all have joined: they share calls whatever the
+	// scheduling.
+	var joined sync.WaitGroup
+	joined.Add(len(b.Meta.Jobs))
 	for name, job := range b.Meta.Jobs {
 		req := FashnRequest{
 			Person: b.get(t, name+"/person"), Garment: b.get(t, name+"/garment"),
 			PersonPose: b.get(t, name+"/person_pose"), GarmentPose: b.get(t, name+"/garment_pose"),
 			Category: job.Category, Steps: b.Meta.Steps, Guidance: b.Meta.Guidance, SkipGuidanceLast: &b.Meta.Skip, Samples: job.Samples,
+			Progress: func(done, _ int) {
+				if done == 0 {
+					joined.Done()
+					joined.Wait()
+				}
+			},
 		}
 		noise := b.get(t, name+"/noise")
 		for s := range job.Samples {

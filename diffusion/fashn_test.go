@@ -138,6 +138,11 @@ func TestFashnBatchedJobsShareCallsAndCancel(t *testing.T) {
 	var wg sync.WaitGroup
 	results := make([]*FashnResult, 3)
 	errs := make([]error, 3)
+	// Progress(0) comes after a job has joined the batcher and before its
+	// first call: holding every job there until all three have joined
+	// makes them step together however the goroutines are scheduled.
+	var joined sync.WaitGroup
+	joined.Add(3)
 	for k := range 3 {
 		req := fashnInputs(l.Width, l.Height)
 		req.Steps, req.Seed = 12, uint64(k)
@@ -145,10 +150,14 @@ func TestFashnBatchedJobsShareCallsAndCancel(t *testing.T) {
 		c := context.Background()
 		if k == 2 {
 			c = ctx
-			req.Progress = func(done, total int) {
-				if done == 4 {
-					cancel()
-				}
+		}
+		req.Progress = func(done, total int) {
+			if done == 0 {
+				joined.Done()
+				joined.Wait()
+			}
+			if k == 2 && done == 4 {
+				cancel()
 			}
 		}
 		wg.Go(func() { results[k], errs[k] = m.TryOn(c, req) })
