@@ -310,7 +310,11 @@ func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gra
 		m.note = fmt.Sprintf("subject: %s; only the subject is re-posed, the other people and the rest of the photo are unchanged", a.Rule)
 	}
 	m.checks = append(m.checks, selfcheck.Hole(src, m.final), selfcheck.Tear(m.final, was, r.Alpha), selfcheck.TornHole(was, r.Alpha))
-	m.checks = append(m.checks, selfcheck.BodyIntegrity(src, m.final, was, r.Alpha, limbBones(source, r.Target))...)
+	bones := limbBones(source, r.Target)
+	m.checks = append(m.checks, selfcheck.BodyIntegrity(src, m.final, was, r.Alpha, bones)...)
+	arms := forearms(bones)
+	m.checks = append(m.checks, selfcheck.HandLeftBehind(src, m.final, was, arms))
+	m.checks = append(m.checks, selfcheck.HandOutOfFrame(src.Rect.Dx(), src.Rect.Dy(), arms))
 	m.checks = append(m.checks, repose.CarriedBackgroundCheck(r))
 	agree, missed, err := repose.PoseAgreementMissed(ctx, pl.p, m.final, person, band, source, r.Target)
 	if err != nil {
@@ -360,6 +364,17 @@ func limbBones(source, target repose.Skeleton) []selfcheck.Bone {
 		if source.Known[b[0]] && source.Known[b[1]] && target.Known[b[0]] && target.Known[b[1]] {
 			out = append(out, selfcheck.Bone{Name: fmt.Sprintf("%d-%d", b[0], b[1]),
 				Src: [2]perception.Point{source.Joints[b[0]], source.Joints[b[1]]}, Out: [2]perception.Point{target.Joints[b[0]], target.Joints[b[1]]}})
+		}
+	}
+	return out
+}
+
+// forearms are the forearm bones (elbow to wrist) among bones.
+func forearms(bones []selfcheck.Bone) []selfcheck.Bone {
+	var out []selfcheck.Bone
+	for _, b := range bones {
+		if b.Name == "13-15" || b.Name == "14-16" {
+			out = append(out, b)
 		}
 	}
 	return out

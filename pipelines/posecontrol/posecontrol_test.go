@@ -44,9 +44,10 @@ func TestRunOrderAndSizes(t *testing.T) {
 	// Poses whose outputs pass the body-integrity checks: on this photo
 	// "arms raised" and "t-pose" turn the sleeves into wide black flaps
 	// (limb_width 0.40), the seated and the standing templates cut a
-	// forearm (0.37, 0.11; issue 21).
+	// forearm (0.37, 0.11), "arms crossed" leaves the old hands at the hem
+	// (hand_left_behind 0.1712; issue 21).
 	in := Inputs{ModelImage: "file:images/fashn_garment.webp", Quality: "1k", Poses: []PoseSpec{
-		{Type: "custom", Text: "arms crossed"},
+		{Type: "custom", Text: "leaning"},
 		{Type: "template", CDNURL: "file:images/pexels_woman_side_halfbody.png", Title: "half body turned"},
 		{Type: "custom", Text: "looking left"},
 		{Type: "template", CDNURL: "file:images/fashn_garment.webp", Title: "own pose"},
@@ -130,7 +131,7 @@ func TestRunErrors(t *testing.T) {
 			{Type: "custom", Text: "arms crossed"}, {Type: "custom", Text: "walking"}, {Type: "custom", Text: "do a backflip"}}},
 			`poses[2]: pose text "do a backflip" not understood; known poses: arms crossed, hands on hips,`},
 		{"template without a person", Inputs{ModelImage: "file:images/fashn_model.webp", Poses: []PoseSpec{
-			{Type: "custom", Text: "arms crossed"}, {Type: "template", CDNURL: "file:garments/flatlay_trousers_khaki.png"}}},
+			{Type: "custom", Text: "looking left"}, {Type: "template", CDNURL: "file:garments/flatlay_trousers_khaki.png"}}},
 			"poses[1]: no person found in the template image"},
 		{"template not loadable", Inputs{ModelImage: "file:images/fashn_model.webp", Poses: []PoseSpec{
 			{Type: "template", CDNURL: "file:images/missing.png"}}},

@@ -636,6 +636,7 @@ func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
 			}
 		}
 	}
+	sealCracks(out, alphaOut)
 	return &Rendered{Image: out, Alpha: alphaOut, Target: O, CarriedBackground: r.carried(O)}, nil
 }
 
