@@ -83,6 +83,10 @@ func TestBodyIntegrityOnPhotos(t *testing.T) {
 					t.Errorf("%s = %v (present %v), want %v", name, g, ok, v)
 				}
 			}
+			// Torn, not doubled: one face where the subject is and stood.
+			if g, ok := got["duplicated_head"]; !ok || g != 0 {
+				t.Errorf("duplicated_head = %v (present %v), want 0", g, ok)
+			}
 		})
 	}
 }
