@@ -6,41 +6,9 @@ import (
 	"testing"
 
 	"fashiond/internal/pipelinetest"
-	"fashiond/perception"
 	"fashiond/pipelines/capability/body"
-	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/raster"
 )
-
-// headGrow grows a face box to the head pasted by pasteHead: by this many
-// face widths each side and face heights above (hair, a hat) and below
-// (the chin).
-const headGrowSide, headGrowUp, headGrowDown = 0.35, 0.7, 0.2
-
-// pasteHead pastes the subject's head a second time, shifted by (dx, dy)
-// face widths: the pixels of src on the person mask pm inside the face
-// box f grown by headGrow*, over a copy of src; the pasted pixels are
-// added to a copy of region (the subject's coverage on the output: a warp
-// that duplicates the head carries it in the person layer).
-func pasteHead(src *image.RGBA, pm, region *image.Gray, f perception.Face, dx, dy float64) (*image.RGBA, *image.Gray) {
-	out := raster.CopyRGBA(src)
-	reg := image.NewGray(region.Rect)
-	copy(reg.Pix, region.Pix)
-	fw, fh := f.Box[2]-f.Box[0], f.Box[3]-f.Box[1]
-	box := image.Rect(int(f.Box[0]-headGrowSide*fw), int(f.Box[1]-headGrowUp*fh), int(f.Box[2]+headGrowSide*fw), int(f.Box[3]+headGrowDown*fh)).Intersect(src.Rect)
-	ox, oy := int(dx*fw), int(dy*fw)
-	for y := box.Min.Y; y < box.Max.Y; y++ {
-		for x := box.Min.X; x < box.Max.X; x++ {
-			tx, ty := x+ox, y+oy
-			if pm.Pix[y*pm.Stride+x] < 128 || !image.Pt(tx, ty).In(src.Rect) {
-				continue
-			}
-			copy(out.Pix[ty*out.Stride+tx*4:][:4], src.Pix[y*src.Stride+x*4:][:4])
-			reg.Pix[ty*reg.Stride+tx] = 255
-		}
-	}
-	return out, reg
-}
 
 // shiftMask is m moved by dx pixels (0 where nothing moved in).
 func shiftMask(m *image.Gray, dx int) *image.Gray {
@@ -131,7 +99,7 @@ func TestDuplicatedHeadOnPhotos(t *testing.T) {
 				if f == nil {
 					t.Fatal("no subject face to paste")
 				}
-				out, moved = pasteHead(src, mask.Binary(pm, 128), moved, *f, c.dx, c.dy)
+				out, moved = pipelinetest.PasteHead(src, pm, moved, *f, c.dx, c.dy)
 			}
 			if c.ghost != 0 {
 				dx := int(c.ghost * float64(src.Rect.Dx()))
