@@ -124,7 +124,8 @@ func (r *Renderer) checks(v *View, img *image.RGBA) []pipelines.Check {
 	return append(c, selfcheck.Hole(r.s.Image, img), selfcheck.BgHole(img, v.Image, v.Uncovered, v.Person))
 }
 
-// classicalChecks are the checks of the classical view only: ghost_smear
+// classicalChecks are the checks of the classical view only (with
+// duplicatedHead, which needs the perception models): ghost_smear
 // (the plate's smooth fill left uncovered where the person stood, flatter
 // than the background around it: a smear on a textured background) and
 // person_pieces (the re-rendered person in one piece). A generative
@@ -132,6 +133,18 @@ func (r *Renderer) checks(v *View, img *image.RGBA) []pipelines.Check {
 // fill is not what it shows there.
 func classicalChecks(v *View) []pipelines.Check {
 	return []pipelines.Check{selfcheck.GhostSmear(v.Image, plateOrPerson(v), v.Person), selfcheck.PersonPieces(v.Person)}
+}
+
+// duplicatedHead is the classical view's duplicated_head: the subject's
+// faces on the view where it is or where it stood (plateOrPerson: a plate
+// that kept the person shows the old head there) against the photo's on
+// the subject's own region (the person mask for one person).
+func (p *Pipeline) duplicatedHead(ctx context.Context, r *Renderer, v *View) (pipelines.Check, error) {
+	own := r.s.PersonMask
+	if r.several != nil {
+		own = selfcheck.OwnAlpha(r.several)
+	}
+	return selfcheck.DuplicatedHead(ctx, p.p, r.s.Image, v.Image, own, plateOrPerson(v))
 }
 
 // plateOrPerson is where the view shows the plate's fill or the person:
@@ -152,6 +165,14 @@ func plateOrPerson(v *View) *image.Gray {
 // fails the job.
 func (p *Pipeline) finish(ctx context.Context, r *Renderer, v *View, id string, seed uint64, step func(done, total int)) (pipelines.Output, error) {
 	o := pipelines.Output{Image: v.Image, Path: "reference", Method: v.Method, Notes: v.Notes, Checks: append(r.checks(v, v.Image), classicalChecks(v)...)}
+	head, err := p.duplicatedHead(ctx, r, v)
+	if err != nil {
+		if ctx.Err() != nil {
+			return o, ctx.Err()
+		}
+		return o, pipelines.Transientf("angle-generation: angle %s: perception failed: %v", id, err)
+	}
+	o.Checks = append(o.Checks, head)
 	if p.inp != nil || p.ref != nil {
 		img, method, notes, err := p.generate(ctx, r, v, id, seed, step)
 		if err != nil {

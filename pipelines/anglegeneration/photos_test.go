@@ -3,10 +3,13 @@ package anglegeneration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"fashiond/internal/pipelinetest"
+	"fashiond/pipelines"
+	"fashiond/pipelines/capability/selfcheck"
 )
 
 // TestClassicalViewsOnPhotos runs the contact sheet's angle-generation
@@ -19,7 +22,9 @@ import (
 // back views of the two-people photos showed a hair-covered face or a
 // dark blob for a head over a smeared body beside a smear of plate fill
 // (ghost_smear). The outputs still returned were looked at: a plain or
-// blurred background, a back of the head over the mirrored body.
+// blurred background, a back of the head over the mirrored body. Every
+// view rendered, returned or refused, shows no duplicated head
+// (duplicated_head 0: one face or none where the subject is and stood).
 func TestClassicalViewsOnPhotos(t *testing.T) {
 	perc := pipelinetest.Perception(t)
 	pl := New(perc)
@@ -52,7 +57,12 @@ func TestClassicalViewsOnPhotos(t *testing.T) {
 			v, err := r.Render(c.id, "")
 			if err == nil {
 				dump(t, "classical_"+strings.Split(c.file, ".")[0]+"_"+c.id+".png", v.Image)
-				_, err = pl.finish(context.Background(), r, v, c.id, 1, nil)
+				var o pipelines.Output
+				o, err = pl.finish(context.Background(), r, v, c.id, 1, nil)
+				i := slices.IndexFunc(o.Checks, func(ch pipelines.Check) bool { return ch.Name == selfcheck.NameDuplicatedHead })
+				if i < 0 || o.Checks[i].Value != 0 {
+					t.Errorf("checks %+v, want %s 0", o.Checks, selfcheck.NameDuplicatedHead)
+				}
 			}
 			got := ""
 			if err != nil {

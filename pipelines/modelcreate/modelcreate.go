@@ -669,7 +669,9 @@ func (pl *Pipeline) startSample(s *sampleSpec) (*sampleState, error) {
 
 // reposeSample reshapes the body to the body type and re-poses the person
 // to the pose target (refining a re-pose to a reference pose with the
-// installed img2img model), on the photo's scene layers.
+// installed img2img model), on the photo's scene layers. The classical
+// re-pose is measured by duplicated_head (the person's faces where it is
+// and where it stood against the photo's), which fails the job.
 func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in Inputs, s sampleSpec, st *sampleState) error {
 	posed := s.pose.skel != nil || s.pose.parsed != nil
 	if !s.reshape && !posed {
@@ -706,6 +708,14 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	r, err := repose.ReposeDetail(ctx, pl.p, sc, target)
 	if err != nil {
 		return jobErr(ctx, err)
+	}
+	head, err := selfcheck.DuplicatedHead(ctx, pl.p, sc.Image, r.Image, sc.PersonMask, sc.PersonMask, r.Alpha)
+	if err != nil {
+		return jobErr(ctx, err)
+	}
+	st.checks = append(st.checks, head)
+	if err := pipelines.CheckError("model-create: "+st.name+": re-pose", []pipelines.Check{head}); err != nil {
+		return err
 	}
 	st.img = r.Image
 	st.steps = append(st.steps, repose.Method+"("+s.pose.desc+")")

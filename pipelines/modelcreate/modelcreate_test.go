@@ -8,6 +8,7 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/presets"
 	"fashiond/pipelines/capability/raster"
+	"fashiond/pipelines/capability/repose"
 	"fashiond/pipelines/capability/selfcheck"
 	"fashiond/pipelines/capability/style"
 )
@@ -380,6 +382,9 @@ func TestGenerate(t *testing.T) {
 				}
 				if strings.Contains(o.Method, "style:") && (len(o.Checks) == 0 || o.Checks[0].Name != style.NamePaintedOver) {
 					t.Fatalf("output %d styled without the style's checks: %+v", i, o.Checks)
+				}
+				if strings.Contains(o.Method, repose.Method) && !slices.ContainsFunc(o.Checks, func(c pipelines.Check) bool { return c.Name == selfcheck.NameDuplicatedHead && c.Value == 0 }) {
+					t.Fatalf("output %d re-posed without duplicated_head 0: %+v", i, o.Checks)
 				}
 			}
 			if len(res.Outputs) == 2 && res.Outputs[0].Method == res.Outputs[1].Method {

@@ -15,6 +15,13 @@ import (
 // before the job would fail on any of them.
 func measureOne(t *testing.T, file, pose string) (map[string]float64, error) {
 	t.Helper()
+	return measureDamaged(t, file, pose, nil)
+}
+
+// measureDamaged is measureOne with damage applied to the re-posed
+// person (its image and coverage) before it is measured (nil: none).
+func measureDamaged(t *testing.T, file, pose string, damage func(*poseJob, *repose.Rendered)) (map[string]float64, error) {
+	t.Helper()
 	p := pipelinetest.Perception(t)
 	pl := New(p)
 	ctx := context.Background()
@@ -34,6 +41,9 @@ func measureOne(t *testing.T, file, pose string) (map[string]float64, error) {
 	r, err := jb.rp.Repose(ctx, target)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if damage != nil {
+		damage(jb, r)
 	}
 	m, err := pl.measure(ctx, jb.sc.Image, jb.sc.PersonMask, jb.rp.S, r, jb.a)
 	if err != nil {
@@ -91,6 +101,46 @@ func TestBodyIntegrityOnPhotos(t *testing.T) {
 				if g, ok := got[name]; !ok || g != v {
 					t.Errorf("%s = %v (present %v), want %v", name, g, ok, v)
 				}
+			}
+			// Torn, not doubled: one face where the subject is and stood.
+			if g, ok := got["duplicated_head"]; !ok || g != 0 {
+				t.Errorf("duplicated_head = %v (present %v), want 0", g, ok)
+			}
+		})
+	}
+}
+
+// TestDuplicatedHeadInMeasure: pose-control's measure counts the
+// subject's heads where it is and where it stood: the re-posed person
+// with its own head drawn a second time beside it (pixels and coverage,
+// as a warp that draws the head twice) measures duplicated_head 1, the
+// undamaged re-pose 0; on the bikes photo the other woman's head beside
+// the subject never counts. Looked at (FASHIOND_TEST_OUT).
+func TestDuplicatedHeadInMeasure(t *testing.T) {
+	for _, c := range []struct {
+		file, pose string
+		dx, dy     float64 // the pasted head's shift in face widths; 0, 0: undamaged
+		want       float64
+	}{
+		{"codait_man_standing.jpg", "arms raised", 0, 0, 0},
+		{"codait_man_standing.jpg", "arms raised", 1.6, 0.3, 1},
+		{"pixabay_two_women_bikes.jpg", "arms raised", 0, 0, 0},
+		{"pixabay_two_women_bikes.jpg", "arms raised", 0.2, -1.5, 1},
+	} {
+		t.Run(fmt.Sprintf("%s/%v,%v", c.file, c.dx, c.dy), func(t *testing.T) {
+			var damage func(*poseJob, *repose.Rendered)
+			if c.dx != 0 || c.dy != 0 {
+				damage = func(jb *poseJob, r *repose.Rendered) {
+					f := jb.a.SubjectPerson().Face
+					if f == nil {
+						t.Fatal("no subject face to paste")
+					}
+					r.Image, r.Alpha = pipelinetest.PasteHead(r.Image, r.Alpha, r.Alpha, *f, c.dx, c.dy)
+				}
+			}
+			got, _ := measureDamaged(t, c.file, c.pose, damage)
+			if g, ok := got["duplicated_head"]; !ok || g != c.want {
+				t.Errorf("duplicated_head = %v (present %v), want %v", g, ok, c.want)
 			}
 		})
 	}

@@ -297,16 +297,21 @@ type measured struct {
 // people only), largest_hole (new black regions), largest_tear (the
 // inpainted plate showing through a gap in the re-posed body; was is the
 // scene's person mask), largest_torn_hole (the same through a hole of any
-// width that the re-posed body encloses) and pose_agreement.
+// width that the re-posed body encloses), the body-integrity checks,
+// carried_background, pose_agreement and duplicated_head (the subject's
+// faces where it is and where it stood, against the photo's on its own
+// region).
 func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gray, source repose.Skeleton, r *repose.Rendered, a *body.Analysis) (measured, error) {
 	m := measured{final: r.Image}
 	var person *image.Gray
 	band := 0.0
+	own, region := was, []*image.Gray{was, r.Alpha}
 	if a != nil && a.Several() {
 		var alpha *image.Gray
 		m.final, alpha = a.ConfineMoved(src, r.Image, r.Alpha)
 		m.checks = append(m.checks, selfcheck.ChangedOutside(src, m.final, alpha))
 		person, band = r.Alpha, a.Band()
+		own, region = selfcheck.OwnAlpha(a), []*image.Gray{alpha}
 		m.note = fmt.Sprintf("subject: %s; only the subject is re-posed, the other people and the rest of the photo are unchanged", a.Rule)
 	}
 	m.checks = append(m.checks, selfcheck.Hole(src, m.final), selfcheck.Tear(m.final, was, r.Alpha), selfcheck.TornHole(was, r.Alpha))
@@ -318,13 +323,24 @@ func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gra
 	m.checks = append(m.checks, repose.CarriedBackgroundCheck(r))
 	agree, missed, err := repose.PoseAgreementMissed(ctx, pl.p, m.final, person, band, source, r.Target)
 	if err != nil {
-		if ctx.Err() != nil {
-			return measured{}, ctx.Err()
-		}
-		return measured{}, pipelines.Transientf("pose-control: %v", err)
+		return measured{}, perceptionError(ctx, err)
 	}
 	m.checks, m.missed = append(m.checks, agree), missed
+	head, err := selfcheck.DuplicatedHead(ctx, pl.p, src, m.final, own, region...)
+	if err != nil {
+		return measured{}, perceptionError(ctx, err)
+	}
+	m.checks = append(m.checks, head)
 	return m, nil
+}
+
+// perceptionError is a measuring step's error: the context's when it
+// ended, else a transient job error.
+func perceptionError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return pipelines.Transientf("pose-control: %v", err)
 }
 
 // checkError is the job error of pose i's failed checks (nil when all

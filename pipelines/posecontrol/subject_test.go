@@ -2,10 +2,12 @@ package posecontrol
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"fashiond/internal/pipelinetest"
+	"fashiond/pipelines"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/repose"
 	"fashiond/pipelines/capability/scene"
@@ -15,7 +17,7 @@ import (
 // TestMultiPersonConfined re-poses the subject of the two-person photos:
 // the other woman's pixels are identical, less than 1% of the pixels
 // outside the subject's old and new regions and band change, and the
-// checks pass.
+// checks pass (duplicated_head 0: the other woman's head is not counted).
 func TestMultiPersonConfined(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	ctx := context.Background()
@@ -54,6 +56,10 @@ func TestMultiPersonConfined(t *testing.T) {
 			name := strings.TrimSuffix(strings.TrimPrefix(c.file, "images/"), ".jpg")
 			pipelinetest.WritePNG(t, "pose_multi_"+name+".png", final)
 			t.Logf("checks %+v; %s", checks, note)
+			// The other woman's head is not the subject's: one head.
+			if i := slices.IndexFunc(checks, func(c pipelines.Check) bool { return c.Name == selfcheck.NameDuplicatedHead }); i < 0 || checks[i].Value != 0 {
+				t.Errorf("no %s 0 in the checks", selfcheck.NameDuplicatedHead)
+			}
 			others := a.OthersMask()
 			_, alpha := a.ConfineMoved(work, r.Image, r.Alpha)
 			diff := 0

@@ -45,10 +45,11 @@ const (
 	// far off have noisy masks: two cyclists at 4% of the frame change
 	// by a quarter of their area from frame to frame).
 	videoAreaFloor = 0.1
-	// videoMinFaceFrac and videoMinFaceScore: a detected face counts from
-	// this share of the frame and this score.
-	videoMinFaceFrac  = 0.001
-	videoMinFaceScore = 0.7
+	// headMinFaceFrac and headMinFaceScore: a detected face counts as a
+	// head from this share of the frame and this score (the video person
+	// count, and a head on duplicated_head's output).
+	headMinFaceFrac  = 0.001
+	headMinFaceScore = 0.7
 )
 
 // VideoFrame is what the video checks see on one sampled frame.
@@ -90,7 +91,7 @@ func MeasureVideoFrame(ctx context.Context, p perception.Perception, frame image
 	}
 	nf := 0
 	for _, f := range faces {
-		if f.Score >= videoMinFaceScore && (f.Box[2]-f.Box[0])*(f.Box[3]-f.Box[1]) >= videoMinFaceFrac*px {
+		if isHead(f, px) {
 			nf++
 		}
 	}
@@ -122,3 +123,10 @@ func VideoChecks(frames []VideoFrame) []pipelines.Check {
 }
 
 func abs(v int) int { return max(v, -v) }
+
+// isHead reports whether a detected face counts as a person's head on an
+// image of px pixels: a score of at least headMinFaceScore and a box of at
+// least headMinFaceFrac of the image.
+func isHead(f perception.Face, px float64) bool {
+	return f.Score >= headMinFaceScore && (f.Box[2]-f.Box[0])*(f.Box[3]-f.Box[1]) >= headMinFaceFrac*px
+}
