@@ -38,7 +38,7 @@ func TestGenerativeBackground(t *testing.T) {
 	// this photo the arm poses fail their checks ("arms raised" limb_width:
 	// the sleeves turn into wide black flaps; "arms crossed"
 	// hand_left_behind: the old hands stay at the hem).
-	in := Inputs{ModelImage: "file:images/fashn_garment.webp", Quality: "1k", Poses: []PoseSpec{{Type: "custom", Text: "leaning"}}}
+	in := Inputs{ModelImage: "file:images/fashn_garment.webp", Quality: "1k", Poses: []PoseSpec{{Type: "custom", Text: "looking up"}}}
 	ref, err := New(p).Run(context.Background(), request(t, in))
 	if err != nil {
 		t.Fatal(err)

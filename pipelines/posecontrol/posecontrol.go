@@ -320,6 +320,7 @@ func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gra
 	arms := forearms(bones)
 	m.checks = append(m.checks, selfcheck.HandLeftBehind(src, m.final, was, arms))
 	m.checks = append(m.checks, selfcheck.HandOutOfFrame(src.Rect.Dx(), src.Rect.Dy(), arms))
+	m.checks = append(m.checks, selfcheck.FrameCut(was, r.Alpha))
 	m.checks = append(m.checks, repose.CarriedBackgroundCheck(r))
 	agree, missed, err := repose.PoseAgreementMissed(ctx, pl.p, m.final, person, band, source, r.Target)
 	if err != nil {

@@ -47,7 +47,7 @@ func TestRunOrderAndSizes(t *testing.T) {
 	// forearm (0.37, 0.11), "arms crossed" leaves the old hands at the hem
 	// (hand_left_behind 0.1712; issue 21).
 	in := Inputs{ModelImage: "file:images/fashn_garment.webp", Quality: "1k", Poses: []PoseSpec{
-		{Type: "custom", Text: "leaning"},
+		{Type: "custom", Text: "looking up"},
 		{Type: "template", CDNURL: "file:images/pexels_woman_side_halfbody.png", Title: "half body turned"},
 		{Type: "custom", Text: "looking left"},
 		{Type: "template", CDNURL: "file:images/fashn_garment.webp", Title: "own pose"},

@@ -684,6 +684,7 @@ func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8
 		}
 	}
 	vx, vy := blendVertices(use, need, w, h, g)
+	pinToEdges(vx, vy, need, cutEdges(L.alpha, w, h), w, h, g)
 	src := L.tex
 	sp := func(vxI, vyI int) perception.Point {
 		return perception.Point{X: float64(min(vxI*g, w-1)), Y: float64(min(vyI*g, h-1))}

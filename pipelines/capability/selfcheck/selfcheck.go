@@ -57,7 +57,7 @@ const (
 	// of the output image (0.5%: the gross tears; the small wedges at a
 	// moved arm's armpit, about 0.3-0.45% on the project's test photos,
 	// pass).
-	MaxTearFrac = 0.005
+	MaxTearFrac = 0.001
 	// TearOpenFrac is the opening radius, as a fraction of the image
 	// diagonal, that removes thin slivers from a Tear region.
 	TearOpenFrac = 0.005
