@@ -44,7 +44,7 @@ func BenchmarkGenerativeStages(b *testing.B) {
 		{"image-to-video", map[string]any{"imageUrl": "file:images/pexels_woman_portrait.png", "prompt": "slow push in", "duration": 4, "aspectRatio": "16:9", "generateAudio": false}},
 		// codait_man_standing's "hands on hips" and left45 fail their
 		// self-checks since issue 21 (carried_background, ghost_smear).
-		{"pose-control", map[string]any{"modelImage": "file:images/fashn_garment.webp", "poses": []map[string]any{{"type": "custom", "text": "leaning"}}, "quality": "1k"}},
+		{"pose-control", map[string]any{"modelImage": "file:images/fashn_garment.webp", "poses": []map[string]any{{"type": "custom", "text": "looking left"}}, "quality": "1k"}},
 		{"angle-generation", map[string]any{"imageUrl": "file:images/fashn_garment.webp", "angleIds": []string{"left45"}, "quality": "1k"}},
 	}
 	p := pipelinetest.Perception(b)

@@ -114,7 +114,7 @@ func genCases(t *testing.T) []genCase {
 			"try-on(oracle-catvton)", []string{`garment put on by the installed try-on model "oracle-catvton"`}, false, []string{"oracle-catvton", "oracle-inpaint"}},
 		{"", "prompt-tryon", map[string]any{"personImage": uri("images/pixabay_two_women_bikes.jpg"), "prompt": "a black leather jacket", "quality": "1k"},
 			"oracle-inpaint", []string{`by the installed inpainting model "oracle-inpaint"`}, false, []string{"oracle-inpaint"}},
-		{"", "pose-control", map[string]any{"modelImage": uri("images/fashn_garment.webp"), "poses": []map[string]any{{"type": "custom", "text": "leaning"}}, "quality": "1k"},
+		{"", "pose-control", map[string]any{"modelImage": uri("images/pixabay_two_women_bikes.jpg"), "poses": []map[string]any{{"type": "custom", "text": "arm raised"}}, "quality": "1k"},
 			"generative-background(oracle-inpaint)", []string{`by the installed inpainting model "oracle-inpaint"`}, false, []string{"oracle-inpaint"}},
 		{"", "image-to-video", map[string]any{"imageUrl": uri("images/pexels_woman_portrait.png"), "prompt": "slow zoom in", "duration": 4, "aspectRatio": "16:9"},
 			"background-extension=oracle-inpaint", []string{`by the installed inpainting model "oracle-inpaint"`}, false, []string{"oracle-inpaint"}},

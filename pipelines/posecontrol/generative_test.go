@@ -29,19 +29,17 @@ func TestDisocclusionMask(t *testing.T) {
 }
 
 // TestGenerativeBackground runs pose-control with the oracle inpainting
-// contract model (a closed-form graph, not a real generative model): the
-// uncovered background is repainted (the output differs from the reference
-// one), the output says path generative and its self-checks pass.
+// contract model (a closed-form graph, not a real generative model) on a
+// re-pose whose classical output is refused for the smear of plate fill
+// where the arm hung (the bikes photo, "arm raised": ghost_smear): with
+// the inpainter the uncovered background is repainted, the output says
+// path generative and its self-checks pass.
 func TestGenerativeBackground(t *testing.T) {
 	p := pipelinetest.Perception(t)
-	// "leaning" tilts the whole body and uncovers background along it; on
-	// this photo the arm poses fail their checks ("arms raised" limb_width:
-	// the sleeves turn into wide black flaps; "arms crossed"
-	// hand_left_behind: the old hands stay at the hem).
-	in := Inputs{ModelImage: "file:images/fashn_garment.webp", Quality: "1k", Poses: []PoseSpec{{Type: "custom", Text: "looking up"}}}
-	ref, err := New(p).Run(context.Background(), request(t, in))
-	if err != nil {
-		t.Fatal(err)
+	in := Inputs{ModelImage: "file:images/pixabay_two_women_bikes.jpg", Quality: "1k", Poses: []PoseSpec{{Type: "custom", Text: "arm raised"}}}
+	_, err := New(p).Run(context.Background(), request(t, in))
+	if err == nil || !strings.Contains(err.Error(), "self-check ghost_smear failed") {
+		t.Fatalf("classical re-pose: %v, want ghost_smear failing", err)
 	}
 	res, err := New(p).WithInpainter(pipelinetest.ContractInpainter(t)).Run(context.Background(), request(t, in))
 	if err != nil {
@@ -55,8 +53,5 @@ func TestGenerativeBackground(t *testing.T) {
 		if !c.Pass {
 			t.Fatalf("check %+v", c)
 		}
-	}
-	if d := pipelinetest.MeanAbsDiff(ref.Outputs[0].Image, o.Image); d < 0.1 {
-		t.Fatalf("mean difference to the reference output %.3f: nothing was repainted", d)
 	}
 }

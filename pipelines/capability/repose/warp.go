@@ -684,7 +684,12 @@ func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8
 		}
 	}
 	vx, vy := blendVertices(use, need, w, h, g)
-	pinToEdges(vx, vy, need, cutEdges(L.alpha, w, h), w, h, g)
+	if !isArm(L.part) {
+		// An arm cut by the frame is not held (held, a raised arm would
+		// stretch from the edge to its new place): moved, it shows its
+		// cut end, which pose-control's frame_cut check refuses.
+		pinToEdges(vx, vy, need, cutEdges(L.alpha, w, h), w, h, g)
+	}
 	src := L.tex
 	sp := func(vxI, vyI int) perception.Point {
 		return perception.Point{X: float64(min(vxI*g, w-1)), Y: float64(min(vyI*g, h-1))}

@@ -73,3 +73,40 @@ func TestBodyIntegrity(t *testing.T) {
 		})
 	}
 }
+
+// wallOverCarpet is a w x h image flat grey above row split (a wall) and
+// striped below (a carpet), with the band filled flat (the plate's fill
+// where the person stood).
+func wallOverCarpet(w, h, split int, band image.Rectangle) *image.RGBA {
+	img := stripes(w, h)
+	draw.Draw(img, image.Rect(0, 0, w, split), image.NewUniform(grey(1, 1, 128).RGBAAt(0, 0)), image.Point{}, draw.Src)
+	return fill(img, band, grey(1, 1, 128).RGBAAt(0, 0))
+}
+
+// TestGhostSmearLocal: a vacated band running from a plain wall down onto
+// a carpet counts where it lies on the carpet (30x90 pixels) and just
+// above it, not on the wall, and a crop of the frame that keeps the band
+// keeps the smear's pixels (3186 of 200x200, 3145 of 170x200); a band on
+// the wall alone is no smear.
+func TestGhostSmearLocal(t *testing.T) {
+	const h = 200
+	person := image.Rect(40, 30, 70, 190)
+	for _, c := range []struct {
+		name string
+		w    int
+		band image.Rectangle
+		want float64
+	}{
+		{"wall onto carpet", 200, image.Rect(90, 30, 120, 190), 0.0797},
+		{"cropped", 170, image.Rect(90, 30, 120, 190), 0.0925},
+		{"wall only", 200, image.Rect(90, 30, 120, 70), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := wallOverCarpet(c.w, h, 100, c.band)
+			got := GhostSmear(out, rectMask(c.w, h, person, c.band), rectMask(c.w, h, person))
+			if got.Value != c.want || got.Pass != (c.want <= MaxGhostSmear) {
+				t.Errorf("%+v, want %v", got, c.want)
+			}
+		})
+	}
+}

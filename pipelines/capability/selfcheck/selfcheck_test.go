@@ -240,7 +240,10 @@ func TestTornHole(t *testing.T) {
 // the torso torn open, 4.18% of the image, fails, while Tear reads 0.2%
 // (the gap is wider than its closing). codait_man_standing, "hands on
 // hips": the background uncovered between the arms and the torso where
-// the arms hung, 0.99%, passes.
+// the arms hung, 0.99%, passes. Both fail Tear since its limit is 0.1%
+// (issue 21: every pose-control output on the shared photos with a tear
+// over 0.1% was looked at and shows a wedge of plate torn into the body;
+// this codait output is also refused by carried_background).
 func TestTornHoleRealOutputs(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -255,8 +258,8 @@ func TestTornHoleRealOutputs(t *testing.T) {
 			if c := TornHole(was, person); c.Value != tc.hole || c.Pass != tc.pass {
 				t.Errorf("TornHole = %+v, want value %v pass %v", c, tc.hole, tc.pass)
 			}
-			if c := Tear(person, was, person); c.Value != tc.tear || !c.Pass {
-				t.Errorf("Tear = %+v, want value %v, passing", c, tc.tear)
+			if c := Tear(person, was, person); c.Value != tc.tear || c.Pass {
+				t.Errorf("Tear = %+v, want value %v, failing", c, tc.tear)
 			}
 		})
 	}
