@@ -106,6 +106,18 @@ type genCase struct {
 	uses []string
 }
 
+// refErrors are, by case key, what the job's error says without
+// generative models: the classical output is refused by a self-check that
+// the generative stage's output passes (pose-control: the smear of plate
+// fill where the bikes woman's arm hung). Their regions are checked by the
+// package's tests, not here: there is no reference output to compare.
+var refErrors = map[string]string{
+	"pose-control": "pose-control: poses[0]: self-check ghost_smear failed",
+}
+
+// refError is c's entry in refErrors ("" when its reference job succeeds).
+func (c genCase) refError() string { return refErrors[c.key()] }
+
 func genCases(t *testing.T) []genCase {
 	uri := func(rel string) string { return pipelinetest.DataURI(t, rel) }
 	noPerson := `the installed text-to-image model "oracle-t2i" made no usable model photo (sample 1: no person found in it); a preset model photo was used instead`
@@ -354,6 +366,9 @@ func TestGenerativeAcceptance(t *testing.T) {
 			checkStatus(t, c, gen, ref)
 			file := strings.ReplaceAll(strings.NewReplacer("(", "", ")", "").Replace(c.key()), " ", "_")
 			testenv.WritePNG(t, "accept_"+file+"_generative.png", gen.images[c.key()])
+			if c.refError() != "" {
+				return
+			}
 			testenv.WritePNG(t, "accept_"+file+"_reference.png", ref.images[c.key()])
 			checkRegions(t, p, c.model, gen.images[c.key()], ref.images[c.key()], gen.jobs[c.key()].Outputs[0].Notes)
 		})
@@ -371,6 +386,12 @@ func checkStatus(t *testing.T, c genCase, gen, ref served) {
 		sv   served
 	}{{"with the oracles", gen}, {"without generative models", ref}} {
 		j := s.sv.jobs[c.key()]
+		if s.name == "without generative models" && c.refError() != "" {
+			if j.Status != spec.StatusError || !strings.Contains(deref(j.Error), c.refError()) {
+				t.Fatalf("%s: job finished as status %q error %v; want %q with %q", s.name, j.Status, deref(j.Error), spec.StatusError, c.refError())
+			}
+			continue
+		}
 		if j.Status != want || j.Error != nil || len(j.Output) != 1 || len(j.Outputs) != 1 {
 			t.Fatalf("%s: job finished as status %q error %v, %d outputs, %d outputs_info; want %q", s.name, j.Status, deref(j.Error), len(j.Output), len(j.Outputs), want)
 		}
@@ -389,8 +410,10 @@ func checkStatus(t *testing.T, c genCase, gen, ref served) {
 			t.Errorf("with the oracles: notes %s; want a note with %q", notes, n)
 		}
 	}
-	if r := ref.jobs[c.key()].Outputs[0]; r.Path != "reference" {
-		t.Errorf("without generative models: path %q method %q", r.Path, r.Method)
+	if c.refError() == "" {
+		if r := ref.jobs[c.key()].Outputs[0]; r.Path != "reference" {
+			t.Errorf("without generative models: path %q method %q", r.Path, r.Method)
+		}
 	}
 	m := gen.models[c.model]
 	if !m.Served || m.Stages != "generative" || !slices.Equal(slices.Sorted(slices.Values(m.GenerativeModels)), slices.Sorted(slices.Values(c.uses))) {
