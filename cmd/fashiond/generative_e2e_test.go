@@ -115,6 +115,14 @@ var refErrors = map[string]string{
 	"pose-control": "pose-control: poses[0]: self-check ghost_smear failed",
 }
 
+// bothErrors are, by case key, what the job's error says on both serves:
+// the classical re-pose the job asked for explicitly is damaged and the
+// oracle's img2img pass over it is refused too (model-create with a pose
+// image: the studio preset re-posed to a T-pose tears under the arm).
+var bothErrors = map[string]string{
+	"model-create (pose)": "model-create: preset:man-standing-studio: re-pose: self-check largest_tear failed",
+}
+
 // refError is c's entry in refErrors ("" when its reference job succeeds).
 func (c genCase) refError() string { return refErrors[c.key()] }
 
@@ -364,6 +372,9 @@ func TestGenerativeAcceptance(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.key(), func(t *testing.T) {
 			checkStatus(t, c, gen, ref)
+			if bothErrors[c.key()] != "" {
+				return
+			}
 			file := strings.ReplaceAll(strings.NewReplacer("(", "", ")", "").Replace(c.key()), " ", "_")
 			testenv.WritePNG(t, "accept_"+file+"_generative.png", gen.images[c.key()])
 			if c.refError() != "" {
@@ -381,6 +392,14 @@ func TestGenerativeAcceptance(t *testing.T) {
 func checkStatus(t *testing.T, c genCase, gen, ref served) {
 	t.Helper()
 	want := spec.SuccessStatus(c.model)
+	if e := bothErrors[c.key()]; e != "" {
+		for name, sv := range map[string]served{"with the oracles": gen, "without generative models": ref} {
+			if j := sv.jobs[c.key()]; j.Status != spec.StatusError || !strings.Contains(deref(j.Error), e) {
+				t.Fatalf("%s: job finished as status %q error %v; want %q with %q", name, j.Status, deref(j.Error), spec.StatusError, e)
+			}
+		}
+		return
+	}
 	for _, s := range []struct {
 		name string
 		sv   served

@@ -18,7 +18,7 @@ var goldenList string
 
 // everyStepMethod is TestGenerateEverySampleStep's method, recorded with
 // its digest: the steps in the order they run.
-const everyStepMethod = "preset:man-seated-industrial+body-athletic(x1.06 shoulders, x1.00 hips)+lbs-mesh-warp(pose arms raised)+" +
+const everyStepMethod = "preset:man-seated-industrial+body-athletic(x1.06 shoulders, x1.00 hips)+lbs-mesh-warp(pose looking left)+" +
 	"recolour(region=top (tshirt), colour=red #c8102e, no pattern)+face-transfer(5-landmark similarity, colour match, seamless clone)+style:editorial"
 
 // TestGenerateEverySampleStep runs one generate request that takes every
@@ -36,7 +36,7 @@ func TestGenerateEverySampleStep(t *testing.T) {
 	}
 	faceRec, _ := st.last()
 	res, err := pl.Run(ctx, request(t, st, map[string]any{"type": "generate", "prompt": "a man seated outdoors, industrial, editorial", "gender": "male",
-		"pose": "arms raised", "bodyType": "athletic", "clothing": "red t-shirt", "faceModelId": faceRec.ID, "quality": "1k", "aspectRatio": "3:4"}))
+		"pose": "looking left", "bodyType": "athletic", "clothing": "red t-shirt", "faceModelId": faceRec.ID, "quality": "1k", "aspectRatio": "3:4"}))
 	if err != nil {
 		t.Fatal(err)
 	}

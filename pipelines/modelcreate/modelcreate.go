@@ -670,8 +670,9 @@ func (pl *Pipeline) startSample(s *sampleSpec) (*sampleState, error) {
 // reposeSample reshapes the body to the body type and re-poses the person
 // to the pose target (refining a re-pose to a reference pose with the
 // installed img2img model), on the photo's scene layers. The classical
-// re-pose is measured by duplicated_head (the person's faces where it is
-// and where it stood against the photo's), which fails the job.
+// re-pose is measured as pose-control measures its outputs
+// (repose.IntegrityChecks) and by duplicated_head; a damaged one fails the
+// job unless an img2img pass redraws it and its own checks pass.
 func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in Inputs, s sampleSpec, st *sampleState) error {
 	posed := s.pose.skel != nil || s.pose.parsed != nil
 	if !s.reshape && !posed {
@@ -713,21 +714,43 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	if err != nil {
 		return jobErr(ctx, err)
 	}
-	st.checks = append(st.checks, head)
-	if err := pipelines.CheckError("model-create: "+st.name+": re-pose", []pipelines.Check{head}); err != nil {
-		return err
+	checks := append(repose.IntegrityChecks(sc.Image, r.Image, sc.PersonMask, sourceSkeleton(sc), r), head)
+	damaged := pipelines.CheckError("model-create: "+st.name+": re-pose", checks)
+	refine := s.pose.skel != nil && pl.ref != nil
+	if damaged != nil && !refine {
+		if s.pose.fromPrompt {
+			// The prompt's pose words are a wish, the preset is the
+			// project's own: keep the preset's pose and say why.
+			st.notes = append(st.notes, fmt.Sprintf("the %s was not applied: the classical re-pose of this photo was damaged (%s); the photo keeps its own pose (an installed generative model re-poses without this limit)", s.pose.desc, failedCheck(damaged)))
+			return nil
+		}
+		return damaged
 	}
 	st.img = r.Image
 	st.steps = append(st.steps, repose.Method+"("+s.pose.desc+")")
 	st.notes = append(st.notes, repose.Notes...)
 	st.changed = true
-	if s.pose.skel != nil && pl.ref != nil {
+	if refine {
 		rf, err := pl.refinePose(ctx, in, sc, r, pipelines.Seed(req.JobID)+uint64(s.seed))
 		if err != nil {
 			return err
 		}
-		st.img, st.refinedAny = rf.use(st.img, &st.steps, &st.notes, &st.checks)
+		var used bool
+		st.img, used = rf.use(st.img, &st.steps, &st.notes, &st.checks)
+		st.refinedAny = st.refinedAny || used
+		if !used && damaged != nil {
+			// The refined image was refused; the classical re-pose it
+			// would have replaced is damaged.
+			if rf.note != "" {
+				return pipelines.Failf("%v; %s", damaged, strings.TrimSuffix(rf.note, ": the classical result is kept"))
+			}
+			return damaged
+		}
+		if used {
+			return nil
+		}
 	}
+	st.checks = append(st.checks, checks...)
 	return nil
 }
 
@@ -928,4 +951,13 @@ func flipH(img *image.RGBA) *image.RGBA {
 		}
 	}
 	return out
+}
+
+// failedCheck is the "self-check ... failed: ..." part of a check error.
+func failedCheck(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "self-check "); i >= 0 {
+		return msg[i:]
+	}
+	return msg
 }

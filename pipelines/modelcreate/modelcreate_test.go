@@ -347,7 +347,7 @@ func TestGenerate(t *testing.T) {
 		method  []string
 		outputs int
 	}{
-		{"pose and clothing", map[string]any{"type": "generate", "prompt": "a man seated outdoors", "gender": "male", "pose": "arms raised",
+		{"pose and clothing", map[string]any{"type": "generate", "prompt": "a man seated outdoors", "gender": "male", "pose": "looking left",
 			"clothing": "red t-shirt", "quality": "1k", "aspectRatio": "3:4"}, []string{"preset:man-seated-industrial", "lbs-mesh-warp", "recolour"}, 1},
 		{"nothing changes", map[string]any{"type": "generate", "prompt": "a man in a studio", "quality": "1k", "aspectRatio": "2:3", "sampleCount": 2},
 			[]string{"style:studio"}, 2},
@@ -492,8 +492,11 @@ func BenchmarkGenerate(b *testing.B) {
 }
 
 // TestGeneratePoseReferences re-poses the preset from a saved model's
-// keypoints (poseModelId) and from an ad-hoc pose image: the pose model on
-// the result finds the reference's arm angles.
+// keypoints (poseModelId) and from an ad-hoc pose image. The seated
+// preset re-posed to the standing man's hanging arms is torn (a wedge of
+// plate under the arm, the old hand left on the knee: looked at), so the
+// job fails naming the check, as pose-control would (issue 21); before,
+// it returned that picture.
 func TestGeneratePoseReferences(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	pl := New(p, library(t))
@@ -519,39 +522,10 @@ func TestGeneratePoseReferences(t *testing.T) {
 			for k, v := range tc.in {
 				in[k] = v
 			}
-			res, err := pl.Run(ctx, request(t, st, in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := res.Outputs[0]
-			writePNG(t, "mc_"+tc.name+".png", o.Image)
-			if err := golden.CheckDigest(goldenList, tc.name, raster.RGBA(o.Image)); err != nil {
-				t.Error(err)
-			}
-			if !strings.Contains(o.Method, "preset:man-seated-industrial") || !strings.Contains(o.Method, tc.want) {
-				t.Fatalf("method %q, want the seated preset re-posed with %q", o.Method, tc.want)
-			}
-			// The seated man's right forearm reached to his knee (elbow to
-			// wrist pointing left and down, well away from the body); in the
-			// standing pose it hangs down: the wrist is below the elbow and
-			// roughly under it.
-			hanging := func(img image.Image) error {
-				pose, err := p.Pose(ctx, img)
-				if err != nil {
-					t.Fatal(err)
-				}
-				e, w := pose.Keypoints[perception.KpRightElbow], pose.Keypoints[perception.KpRightWrist]
-				sh := pose.Keypoints[perception.KpRightShoulder]
-				if w.Y <= e.Y || abs(w.X-e.X) > 0.6*(w.Y-e.Y) || e.Y <= sh.Y {
-					return fmt.Errorf("right arm shoulder (%.0f,%.0f) elbow (%.0f,%.0f) wrist (%.0f,%.0f): not hanging down", sh.X, sh.Y, e.X, e.Y, w.X, w.Y)
-				}
-				return nil
-			}
-			if err := hanging(pipelinetest.Image(t, "images/fashn_model.webp")); err == nil {
-				t.Fatal("the preset's own right arm already hangs down")
-			}
-			if err := hanging(o.Image); err != nil {
-				t.Fatal(err)
+			_, err := pl.Run(ctx, request(t, st, in))
+			var pe *pipelines.Error
+			if !errors.As(err, &pe) || pe.Transient || !strings.HasPrefix(pe.Msg, "model-create: preset:man-seated-industrial: re-pose: self-check ") {
+				t.Fatalf("error %v, want the seated preset's re-pose refused by a self-check", err)
 			}
 		})
 	}
@@ -566,15 +540,18 @@ func abs(v float64) float64 {
 
 // TestPromptPoseAlreadyShown: a pose read from the prompt that the chosen
 // preset already shows does not re-pose it (the studio look applies
-// instead); one it does not show does.
+// instead); one it does not show is tried, and when the classical re-pose
+// is damaged (the seated man's "left hand on hip": a wedge of plate torn
+// under the arm) the preset keeps its own pose and a note says why.
 func TestPromptPoseAlreadyShown(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	pl := New(p, library(t))
 	st := newStudio()
 	ctx := context.Background()
-	for _, tc := range []struct{ prompt, want, not string }{
-		{"a man seated outdoors, industrial", "style:studio", "lbs-mesh-warp"},
-		{"a man seated outdoors, industrial, left hand on hip", "lbs-mesh-warp(pose from the prompt: hand on hip (left))", "style:studio"},
+	for _, tc := range []struct{ prompt, want, not, note string }{
+		{"a man seated outdoors, industrial", "style:studio", "lbs-mesh-warp", ""},
+		{"a man seated outdoors, industrial, left hand on hip", "preset:man-seated-industrial", "lbs-mesh-warp",
+			"the pose from the prompt: hand on hip (left) was not applied: the classical re-pose of this photo was damaged (self-check largest_tear failed: "},
 	} {
 		res, err := pl.Run(ctx, request(t, st, map[string]any{"type": "generate", "prompt": tc.prompt, "quality": "1k", "aspectRatio": "3:4"}))
 		if err != nil {
@@ -586,6 +563,9 @@ func TestPromptPoseAlreadyShown(t *testing.T) {
 		m := res.Outputs[0].Method
 		if !strings.Contains(m, tc.want) || strings.Contains(m, tc.not) {
 			t.Fatalf("%q: method %q, want %q and not %q", tc.prompt, m, tc.want, tc.not)
+		}
+		if notes := strings.Join(res.Outputs[0].Notes, " | "); tc.note != "" && !strings.Contains(notes, tc.note) {
+			t.Fatalf("%q: notes %q, want %q", tc.prompt, notes, tc.note)
 		}
 	}
 }

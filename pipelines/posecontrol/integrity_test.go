@@ -93,6 +93,12 @@ func TestBodyIntegrityOnPhotos(t *testing.T) {
 		// limb-width check cannot read; every other check passes.
 		{"fashn_garment.webp", "waving", map[string]float64{"person_pieces": 0, "ghost_smear": 0,
 			"hand_left_behind": 0.0896, "hand_out_of_frame": 1}, "hand_out_of_frame"},
+		// Issue 21, second pass: a white wedge torn into the shirt under
+		// the arm and a smudge where the hand was ("hand in pocket"), the
+		// forearm torn from its hand at the bottom edge ("leaning"), which
+		// largest_tear's old limit (0.005) passed.
+		{"fashn_garment.webp", "hand in pocket", map[string]float64{"largest_tear": 0.0016}, "largest_tear"},
+		{"fashn_garment.webp", "leaning", map[string]float64{"largest_tear": 0.0021}, "largest_tear"},
 	} {
 		t.Run(c.file+"/"+c.pose, func(t *testing.T) {
 			got, failed, err := measureOne(t, c.file, c.pose)

@@ -314,14 +314,7 @@ func (pl *Pipeline) measure(ctx context.Context, src *image.RGBA, was *image.Gra
 		own, region = selfcheck.OwnAlpha(a), []*image.Gray{alpha}
 		m.note = fmt.Sprintf("subject: %s; only the subject is re-posed, the other people and the rest of the photo are unchanged", a.Rule)
 	}
-	m.checks = append(m.checks, selfcheck.Hole(src, m.final), selfcheck.Tear(m.final, was, r.Alpha), selfcheck.TornHole(was, r.Alpha))
-	bones := limbBones(source, r.Target)
-	m.checks = append(m.checks, selfcheck.BodyIntegrity(src, m.final, was, r.Alpha, bones)...)
-	arms := forearms(bones)
-	m.checks = append(m.checks, selfcheck.HandLeftBehind(src, m.final, was, arms))
-	m.checks = append(m.checks, selfcheck.HandOutOfFrame(src.Rect.Dx(), src.Rect.Dy(), arms))
-	m.checks = append(m.checks, selfcheck.FrameCut(was, r.Alpha))
-	m.checks = append(m.checks, repose.CarriedBackgroundCheck(r))
+	m.checks = append(m.checks, repose.IntegrityChecks(src, m.final, was, source, r)...)
 	agree, missed, err := repose.PoseAgreementMissed(ctx, pl.p, m.final, person, band, source, r.Target)
 	if err != nil {
 		return measured{}, perceptionError(ctx, err)
@@ -370,29 +363,4 @@ func asJobError(err error) error {
 		return err
 	}
 	return pipelines.Failf("%v", err)
-}
-
-// limbBones are the limb bones (upper arms, forearms, thighs, shins) known
-// on both the source and the target skeleton, for the body-integrity
-// check.
-func limbBones(source, target repose.Skeleton) []selfcheck.Bone {
-	var out []selfcheck.Bone
-	for _, b := range [][2]int{{11, 13}, {13, 15}, {12, 14}, {14, 16}, {23, 25}, {25, 27}, {24, 26}, {26, 28}} {
-		if source.Known[b[0]] && source.Known[b[1]] && target.Known[b[0]] && target.Known[b[1]] {
-			out = append(out, selfcheck.Bone{Name: fmt.Sprintf("%d-%d", b[0], b[1]),
-				Src: [2]perception.Point{source.Joints[b[0]], source.Joints[b[1]]}, Out: [2]perception.Point{target.Joints[b[0]], target.Joints[b[1]]}})
-		}
-	}
-	return out
-}
-
-// forearms are the forearm bones (elbow to wrist) among bones.
-func forearms(bones []selfcheck.Bone) []selfcheck.Bone {
-	var out []selfcheck.Bone
-	for _, b := range bones {
-		if b.Name == "13-15" || b.Name == "14-16" {
-			out = append(out, b)
-		}
-	}
-	return out
 }
