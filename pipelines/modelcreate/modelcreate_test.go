@@ -531,13 +531,6 @@ func TestGeneratePoseReferences(t *testing.T) {
 	}
 }
 
-func abs(v float64) float64 {
-	if v < 0 {
-		return -v
-	}
-	return v
-}
-
 // TestPromptPoseAlreadyShown: a pose read from the prompt that the chosen
 // preset already shows does not re-pose it (the studio look applies
 // instead); one it does not show is tried, and when the classical re-pose
