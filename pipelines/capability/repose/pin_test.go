@@ -3,6 +3,8 @@ package repose
 import (
 	"math"
 	"testing"
+
+	"fashiond/perception"
 )
 
 // TestPinToEdges: a layer cut by the bottom edge keeps its vertices on
@@ -40,6 +42,35 @@ func TestPinToEdges(t *testing.T) {
 			pinToEdges(vx, vy, need, c.cut, w, h, g)
 			if dx := vx[i] - x; math.Abs(dx-c.wantDx) > 1e-9 {
 				t.Fatalf("moved %g, want %g (band %g)", dx, c.wantDx, band)
+			}
+		})
+	}
+}
+
+// TestHeadMapEasedFromTheNeck: the head bone's map (here a shift of 10
+// px) leaves the neck end where it is, moves the face and above fully,
+// and half-way between by the smoothstep's half; other bones map in full.
+func TestHeadMapEasedFromTheNeck(t *testing.T) {
+	shift := [6]float64{1, 0, 10, 0, 1, 0} // x' = x + 10
+	head := bone{a: perception.Point{X: 50, Y: 100}, b: perception.Point{X: 50, Y: 0}, head: true, xf: shift}
+	limb := head
+	limb.head = false
+	for _, c := range []struct {
+		name string
+		b    bone
+		y    float64
+		dx   float64
+	}{
+		{"neck end", head, 100, 0},
+		{"below the neck", head, 120, 0},
+		{"half the easing", head, 100 - neckEaseFrac*100/2, 5},
+		{"the face", head, 40, 10},
+		{"not the head", limb, 100, 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := c.b.mapPoint(perception.Point{X: 50, Y: c.y})
+			if math.Abs(q.X-50-c.dx) > 1e-9 || q.Y != c.y {
+				t.Fatalf("mapped to (%g,%g), want x %g", q.X, q.Y, 50+c.dx)
 			}
 		})
 	}

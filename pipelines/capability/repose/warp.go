@@ -29,6 +29,7 @@ type bone struct {
 	r    float64            // capsule radius: distances are divided by it
 	part int                // partBody, or the limb it belongs to
 	hand bool               // the hand bone of an arm
+	head bool               // the head bone (neck to above the face)
 	xf   [6]float64         // source -> target affine [a b c; d e f]
 }
 
@@ -63,6 +64,31 @@ func polyDist(p perception.Point, poly []perception.Point) float64 {
 	}
 	return d
 }
+
+// mapPoint is p through the bone's map. The head's map (the face's
+// similarity, turn and shift included) is eased in from the neck end,
+// where the neck stays on the shoulders, to full at neckEaseFrac of the
+// bone's length: moved whole, the neck dragged the collar and the top of
+// the shoulders with it and tore notches there (fashn_garment and
+// codait_man_standing "looking left").
+func (b *bone) mapPoint(p perception.Point) perception.Point {
+	q := apply(b.xf, p)
+	if !b.head {
+		return q
+	}
+	ax := sub(b.b, b.a)
+	l2 := dot(ax, ax)
+	if l2 == 0 {
+		return q
+	}
+	t := math.Min(1, math.Max(0, dot(sub(p, b.a), ax)/l2/neckEaseFrac))
+	t = t * t * (3 - 2*t)
+	return add(p, scale(sub(q, p), t))
+}
+
+// neckEaseFrac is the share of the head bone's length, from its neck
+// end, over which the head's map is eased in.
+const neckEaseFrac = 0.3
 
 // score is the distance to the bone in radii.
 func (b *bone) score(p perception.Point) float64 {
@@ -186,7 +212,7 @@ func buildBones(S, O Skeleton, rel reliability) []bone {
 	ear := norm(sub(J[7], J[8]))
 	top := add(hc, scale(sub(hc, sh), 0.45))
 	neck := add(sh, scale(sub(hc, sh), 0.3))
-	bs = append(bs, bone{a: neck, b: top, r: math.Max(0.6*ear, 0.18*U), xf: affineLSQ(fs, ft)})
+	bs = append(bs, bone{a: neck, b: top, r: math.Max(0.6*ear, 0.18*U), head: true, xf: affineLSQ(fs, ft)})
 	seg := func(a, b int, r float64, side int) {
 		bs = append(bs, bone{a: J[a], b: J[b], r: r * U, part: side, xf: similarity2(J[a], J[b], T[a], T[b])})
 	}
@@ -807,7 +833,7 @@ func blendVertices(use []weightedBone, need []bool, w, h, g int) (vx, vy []float
 					if wt < minBlendWeight {
 						continue
 					}
-					acc = add(acc, scale(apply(u.b.xf, p), wt))
+					acc = add(acc, scale(u.b.mapPoint(p), wt))
 					ws += wt
 				}
 				acc = scale(acc, 1/ws)
