@@ -34,7 +34,7 @@ func TestTopOnPhotos(t *testing.T) {
 		{"pexels_woman_dog_standing.jpg", 0.05, 0.075, false},
 		{"codait_man_standing.jpg", 0.085, 0.12, false},
 		{"pexels_woman_portrait.png", 0.04, 0.065, true},
-		{"pexels_woman_side_halfbody.png", 0.28, 0.36, true},
+		{"pexels_woman_side_halfbody.png", 0.25, 0.30, true}, // 0.3275 while the hair over her shoulder was taken for the top, 0.2734 after
 		{"pixabay_two_women_bikes.jpg", 0.04, 0.065, false},
 		{"pexels_two_women_phones.jpg", 0.21, 0.29, false},
 	}

@@ -28,6 +28,7 @@ type Regions struct {
 	faceBox            [4]float64
 	seedCounts         [2]int // seed pixel counts for the top and bottom colour models
 	topModel, botModel *labModel
+	hanging            *raster.Plane // hair the parser labelled clothes (hangingHair), or nil
 }
 
 // NoPersonError says the pose model found no person to dress.
@@ -85,6 +86,9 @@ func (m *labModel) dist(l, a, b float32) float32 {
 //   - top/bottom split at a waist line just above the hips (pose), refined
 //     near the line by which garment's colour a pixel matches; when the hips
 //     are implausible (upper-body shots) the waist is put below the frame;
+//   - hair of a clear hue that the parser calls clothes where it hangs over
+//     a shoulder (hangingHair) is hair, and colour alone adds no garment
+//     pixel next to it;
 //   - closing of small holes, then feathered edges.
 func FindRegions(ctx context.Context, p perception.Perception, img *image.RGBA) (*Regions, error) {
 	w, h := img.Rect.Dx(), img.Rect.Dy()
@@ -115,6 +119,12 @@ func FindRegions(ctx context.Context, p perception.Perception, img *image.RGBA) 
 	r.labPlanes(img, wk)
 	r.topModel = fitModel(wk.core, wk.L, wk.A, wk.B, wk.Cp, wk.Hp, func(i int) bool { return r.torsoPos(i) > topSeedAbove }, &r.seedCounts[0])
 	r.botModel = fitModel(wk.core, wk.L, wk.A, wk.B, wk.Cp, wk.Hp, func(i int) bool { return r.torsoPos(i) < -bottomSeedBelow && wk.shoes.P[i] == 0 }, &r.seedCounts[1])
+	if hh := r.hangingHair(wk); hh != nil {
+		r.hanging = hh
+		for i, v := range hh.P {
+			wk.hair.P[i] = max(wk.hair.P[i], v)
+		}
+	}
 	shoeOff := r.refineNotBody(wk)
 	// Shoe decisions are made on a neighbourhood, so that the odd boot
 	// pixel that happens to match the trousers goes with its shoe, and
@@ -371,6 +381,7 @@ func (r *Regions) garmentness(wk *regionWork) *raster.Plane {
 	near := raster.NewPlane(w, h)
 	copy(near.P, wk.core.P)
 	near = raster.WideBlur(near, wk.diag*nearBlur)
+	r.noFillNearHangingHair(near, wk.diag)
 	separated := r.separated()
 	r.clothes = raster.NewPlane(w, h)
 	pTop := raster.NewPlane(w, h)
