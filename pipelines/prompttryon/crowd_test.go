@@ -1,7 +1,6 @@
 package prompttryon
 
 import (
-	"context"
 	"testing"
 
 	"fashiond/internal/pipelinetest"
@@ -17,27 +16,14 @@ import (
 // changed_outside_subject said 0.
 func TestCrowdEditStaysOnSubject(t *testing.T) {
 	const maxNeighbour = 0.005
-	p := pipelinetest.Perception(t)
-	pl := New(p, nil)
-	ctx := context.Background()
+	pl := New(pipelinetest.Perception(t), nil)
 	spec, err := recolour.Parse("light blue denim shirt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range pipelinetest.Crowds(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			s, err := findSubject(ctx, p, c.Img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := recolour.FindRegions(ctx, p, s.cropImg)
-			if err != nil {
-				t.Fatal(s.regionsErr(ctx, err))
-			}
-			d, err := pl.dressSample(ctx, s, r, spec, "light blue denim shirt", 0, func(int, int) {})
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, _ := dressPhoto(t, pl, c.Img, spec, "light blue denim shirt")
 			pipelinetest.WritePNG(t, "crowd_denim_"+c.Name+".png", d.img)
 			share := pipelinetest.ChangedShare(c.Img, d.img, c.Neighbour)
 			t.Logf("%s: %.4f of the neighbour changed; checks %+v", c.Name, share, d.checks)

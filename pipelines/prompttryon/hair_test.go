@@ -22,26 +22,13 @@ import (
 // x 325-355, y 485-510).
 func TestHairOverTheShoulderKept(t *testing.T) {
 	const maxChanged = 0.1
-	p := pipelinetest.Perception(t)
-	pl := New(p, nil)
-	ctx := context.Background()
+	pl := New(pipelinetest.Perception(t), nil)
 	spec, err := recolour.Parse("a red top")
 	if err != nil {
 		t.Fatal(err)
 	}
 	work := recolour.FitPixels(pipelinetest.Image(t, "images/pexels_woman_side_halfbody.png"), maxWorkPixels)
-	s, err := findSubject(ctx, p, work)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := recolour.FindRegions(ctx, p, s.cropImg)
-	if err != nil {
-		t.Fatal(s.regionsErr(ctx, err))
-	}
-	d, err := pl.dressSample(ctx, s, r, spec, "a red top", 0, func(int, int) {})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, _ := dressPhoto(t, pl, work, spec, "a red top")
 	pipelinetest.WritePNG(t, "redtop_hair_side_halfbody.png", d.img)
 	box := image.NewGray(work.Rect)
 	draw.Draw(box, image.Rect(320, 330, 410, 520), image.White, image.Point{}, draw.Src)
@@ -50,4 +37,24 @@ func TestHairOverTheShoulderKept(t *testing.T) {
 	if share > maxChanged {
 		t.Errorf("%.4f of the hanging hair's box changed, want <= %.2f", share, maxChanged)
 	}
+}
+
+// dressPhoto finds the subject of work and its garment regions and dresses
+// sample 0 of spec the way Run does, failing the test on any error.
+func dressPhoto(t *testing.T, pl *Pipeline, work *image.RGBA, spec recolour.Spec, prompt string) (*dressed, *recolour.Regions) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := findSubject(ctx, pl.p, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := recolour.FindRegions(ctx, pl.p, s.cropImg)
+	if err != nil {
+		t.Fatal(s.regionsErr(ctx, err))
+	}
+	d, err := pl.dressSample(ctx, s, r, spec, prompt, 0, func(int, int) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, r
 }

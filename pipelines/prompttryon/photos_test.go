@@ -1,7 +1,6 @@
 package prompttryon
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -19,9 +18,7 @@ import (
 // the top was 0.04% and 0.19% of the image). The outputs are written under
 // FASHIOND_TEST_OUT for people to look at.
 func TestTopOnPhotos(t *testing.T) {
-	p := pipelinetest.Perception(t)
-	pl := New(p, nil)
-	ctx := context.Background()
+	pl := New(pipelinetest.Perception(t), nil)
 	spec, err := recolour.Parse("a red top")
 	if err != nil {
 		t.Fatal(err)
@@ -41,25 +38,14 @@ func TestTopOnPhotos(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.photo, func(t *testing.T) {
 			work := recolour.FitPixels(pipelinetest.Image(t, "images/"+c.photo), maxWorkPixels)
-			s, err := findSubject(ctx, p, work)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := recolour.FindRegions(ctx, p, s.cropImg)
-			if err != nil {
-				t.Fatal(s.regionsErr(ctx, err))
-			}
+			d, r := dressPhoto(t, pl, work, spec, "a red top")
 			area := r.Area(recolour.RegionTop)
-			t.Logf("top %.4f of the crop %v, framed by face %v", area, s.crop, r.FramedByFace())
+			t.Logf("top %.4f of the crop, framed by face %v", area, r.FramedByFace())
 			if area < c.minTop || area > c.maxTop {
 				t.Errorf("top covers %.4f of the crop, want %.2f..%.2f", area, c.minTop, c.maxTop)
 			}
 			if r.FramedByFace() != c.faceFramed {
 				t.Errorf("framed by face %v, want %v", r.FramedByFace(), c.faceFramed)
-			}
-			d, err := pl.dressSample(ctx, s, r, spec, "a red top", 0, func(int, int) {})
-			if err != nil {
-				t.Fatal(err)
 			}
 			pipelinetest.WritePNG(t, "redtop_"+strings.TrimSuffix(strings.TrimSuffix(c.photo, ".jpg"), ".png")+".png", d.img)
 			for _, ch := range d.checks {
