@@ -9,6 +9,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/generative"
 	"fashiond/pipelines/capability/recolour"
+	"fashiond/pipelines/capability/selfcheck"
 )
 
 // The generative stage: with an installed inpainting model, the subject's
@@ -68,6 +69,7 @@ func (pl *Pipeline) dressSample(ctx context.Context, subj *subject, r *recolour.
 		if err != nil {
 			return nil, err
 		}
+		checks = append(checks, selfcheck.HairChange(subj.cropImg, img, r.HairMask()))
 		cerr := pipelines.CheckError(Name, checks)
 		if cerr == nil {
 			return &dressed{img: out, checks: checks, gen: &info}, nil
@@ -86,6 +88,7 @@ func (pl *Pipeline) dressSample(ctx context.Context, subj *subject, r *recolour.
 	if err != nil {
 		return nil, err
 	}
+	checks = append(checks, selfcheck.HairChange(subj.cropImg, img, r.HairMask()))
 	if err := pipelines.CheckError(Name, checks); err != nil {
 		return nil, err
 	}

@@ -152,3 +152,19 @@ func (r *Regions) noFillNearHangingHair(near *raster.Plane, diag float64) {
 		near.P[i] *= 1 - raster.Smoothstep(0.01, 0.08, v)
 	}
 }
+
+// HairMask is the subject's hair on the crop (255, origin 0,0): the
+// parser's hair and the hanging hair it labelled clothes, at alpha 0.5.
+// No garment edit may change it.
+func (r *Regions) HairMask() *image.Gray {
+	m := image.NewGray(image.Rect(0, 0, r.w, r.h))
+	if r.hair == nil {
+		return m
+	}
+	for i, v := range r.hair.P {
+		if v >= hairSeed {
+			m.Pix[i] = 255
+		}
+	}
+	return m
+}

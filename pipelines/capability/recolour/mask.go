@@ -32,7 +32,9 @@ var (
 
 // GarmentMask is the region a generative stage repaints on the crop:
 // the spec's garment regions, grown, plus the arms for sleeved garments
-// and the legs for dresses, within the person (dilated), never the face.
+// and the legs for dresses, within the person (dilated), never the face
+// nor the hair (HairMask: hair over a shoulder stays in front of the new
+// garment).
 func GarmentMask(r *Regions, spec Spec, face *image.Rectangle) *image.Gray {
 	w, h := r.w, r.h
 	m := image.NewGray(image.Rect(0, 0, w, h))
@@ -54,6 +56,13 @@ func GarmentMask(r *Regions, spec Spec, face *image.Rectangle) *image.Gray {
 	if face != nil {
 		d := int(faceMarginFrac * float64(max(face.Dx(), face.Dy())))
 		draw.Draw(m, face.Inset(-d), image.Black, image.Point{}, draw.Src)
+	}
+	if r.hair != nil {
+		for i, v := range r.hair.P {
+			if v >= hairSeed {
+				m.Pix[i] = 0
+			}
+		}
 	}
 	return m
 }

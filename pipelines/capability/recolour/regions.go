@@ -29,6 +29,7 @@ type Regions struct {
 	seedCounts         [2]int // seed pixel counts for the top and bottom colour models
 	topModel, botModel *labModel
 	hanging            *raster.Plane // hair the parser labelled clothes (hangingHair), or nil
+	hair               *raster.Plane // the parser's hair and the hanging hair
 }
 
 // NoPersonError says the pose model found no person to dress.
@@ -125,6 +126,7 @@ func FindRegions(ctx context.Context, p perception.Perception, img *image.RGBA) 
 			wk.hair.P[i] = max(wk.hair.P[i], v)
 		}
 	}
+	r.hair = wk.hair
 	shoeOff := r.refineNotBody(wk)
 	// Shoe decisions are made on a neighbourhood, so that the odd boot
 	// pixel that happens to match the trousers goes with its shoe, and

@@ -30,6 +30,7 @@ const (
 	NameTear           = "largest_tear"
 	NameTornHole       = "largest_torn_hole"
 	NameBgHole         = "largest_background_hole"
+	NameHairChange     = "hair_changed"
 )
 
 // Limits of the checks.
@@ -44,6 +45,12 @@ const (
 	// and forehead trimmed, down to the chin) that edits which must not
 	// touch the face (garments, colours) may change.
 	MaxFaceChange = 0.03
+	// MaxHairChange is the largest share of the subject's hair that a
+	// garment edit may change. prompt-tryon's clean outputs of the six
+	// sheet photos and the three crowds read 0-0.0098 (the garment's
+	// feathered edge where hair lies on it); "a red top" painting the
+	// backlit hair over the side half-body's shoulder read 0.0967.
+	MaxHairChange = 0.03
 	// MinFaceIoU is the smallest intersection-over-union between the
 	// input's subject face and the best face detected on the output.
 	MinFaceIoU = 0.5
@@ -97,6 +104,19 @@ const (
 // the subject nor its blend band) that out changed from orig.
 func ChangedOutside(orig, out image.Image, alpha *image.Gray) pipelines.Check {
 	return pipelines.MaxCheck(NameChangedOutside, round4(body.ChangedOutside(orig, out, alpha, ChangeTol)), MaxChangedOutside)
+}
+
+// HairChange measures the share of the subject's hair (hair on, >= 128)
+// that out changed from orig by more than ChangeTol in a channel: a
+// garment edit leaves the hair alone. No hair: 0.
+func HairChange(orig, out image.Image, hair *image.Gray) pipelines.Check {
+	notHair := image.NewGray(hair.Rect)
+	for i, v := range hair.Pix {
+		if v < 128 {
+			notHair.Pix[i] = 255
+		}
+	}
+	return pipelines.MaxCheck(NameHairChange, round4(body.ChangedOutside(orig, out, notHair, ChangeTol)), MaxHairChange)
 }
 
 // FaceChange measures the share of the face box's pixels (sides and
