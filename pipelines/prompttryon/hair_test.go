@@ -1,6 +1,7 @@
 package prompttryon
 
 import (
+	"bytes"
 	"context"
 	"image"
 	"image/draw"
@@ -27,12 +28,8 @@ import (
 func TestHairOverTheShoulderKept(t *testing.T) {
 	const maxChanged = 0.1
 	pl := New(pipelinetest.Perception(t), nil)
-	spec, err := recolour.Parse("a red top")
-	if err != nil {
-		t.Fatal(err)
-	}
 	work := recolour.FitPixels(pipelinetest.Image(t, "images/pexels_woman_side_halfbody.png"), maxWorkPixels)
-	d, _ := dressPhoto(t, pl, work, spec, "a red top")
+	d, _ := dressPhoto(t, pl, work, "a red top")
 	pipelinetest.WritePNG(t, "redtop_hair_side_halfbody.png", d.img)
 	box := image.NewGray(work.Rect)
 	draw.Draw(box, image.Rect(320, 330, 410, 520), image.White, image.Point{}, draw.Src)
@@ -44,10 +41,14 @@ func TestHairOverTheShoulderKept(t *testing.T) {
 }
 
 // dressPhoto finds the subject of work and its garment regions and dresses
-// sample 0 of spec the way Run does, failing the test on any error.
-func dressPhoto(t *testing.T, pl *Pipeline, work *image.RGBA, spec recolour.Spec, prompt string) (*dressed, *recolour.Regions) {
+// sample 0 of prompt the way Run does, failing the test on any error.
+func dressPhoto(t *testing.T, pl *Pipeline, work *image.RGBA, prompt string) (*dressed, *recolour.Regions) {
 	t.Helper()
 	ctx := context.Background()
+	spec, err := recolour.Parse(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := findSubject(ctx, pl.p, work)
 	if err != nil {
 		t.Fatal(err)
@@ -72,25 +73,17 @@ func dressPhoto(t *testing.T, pl *Pipeline, work *image.RGBA, spec recolour.Spec
 // sheet photos and crowds read 0-0.0098.
 func TestHairChangedRefusesRedHair(t *testing.T) {
 	pl := New(pipelinetest.Perception(t), nil)
-	spec, err := recolour.Parse("a red top")
-	if err != nil {
-		t.Fatal(err)
-	}
 	work := recolour.FitPixels(pipelinetest.Image(t, "images/pexels_woman_side_halfbody.png"), maxWorkPixels)
-	d, r := dressPhoto(t, pl, work, spec, "a red top")
+	d, r := dressPhoto(t, pl, work, "a red top")
 	hair := r.HairMask()
 	if got := selfcheck.HairChange(work, d.img, hair); !got.Pass {
 		t.Errorf("the output now: %+v, want a pass", got)
 	}
 	old := raster.CopyRGBA(work)
-	f, err := os.Open("testdata/side_halfbody_redtop_hair_before.png")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	part, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
+	b, err := os.ReadFile("testdata/side_halfbody_redtop_hair_before.png")
+	part, derr := png.Decode(bytes.NewReader(b))
+	if err != nil || derr != nil {
+		t.Fatalf("the old output's part: %v, %v", err, derr)
 	}
 	draw.Draw(old, image.Rect(250, 260, 426, 560), part, part.Bounds().Min, draw.Src)
 	got := selfcheck.HairChange(work, old, hair)

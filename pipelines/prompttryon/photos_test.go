@@ -19,10 +19,6 @@ import (
 // FASHIOND_TEST_OUT for people to look at.
 func TestTopOnPhotos(t *testing.T) {
 	pl := New(pipelinetest.Perception(t), nil)
-	spec, err := recolour.Parse("a red top")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cases := []struct {
 		photo          string
 		minTop, maxTop float64 // share of the subject's crop
@@ -38,7 +34,7 @@ func TestTopOnPhotos(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.photo, func(t *testing.T) {
 			work := recolour.FitPixels(pipelinetest.Image(t, "images/"+c.photo), maxWorkPixels)
-			d, r := dressPhoto(t, pl, work, spec, "a red top")
+			d, r := dressPhoto(t, pl, work, "a red top")
 			area := r.Area(recolour.RegionTop)
 			t.Logf("top %.4f of the crop, framed by face %v", area, r.FramedByFace())
 			if area < c.minTop || area > c.maxTop {
