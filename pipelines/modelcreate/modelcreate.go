@@ -710,18 +710,17 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	if err != nil {
 		return jobErr(ctx, err)
 	}
-	head, err := selfcheck.DuplicatedHead(ctx, pl.p, sc.Image, r.Image, sc.PersonMask, sc.PersonMask, r.Alpha)
+	checks, err := pl.reposeChecks(ctx, sc, r, r.Image)
 	if err != nil {
-		return jobErr(ctx, err)
+		return err
 	}
-	checks := append(repose.IntegrityChecks(sc.Image, r.Image, sc.PersonMask, sourceSkeleton(sc), r), head)
 	damaged := pipelines.CheckError("model-create: "+st.name+": re-pose", checks)
 	refine := s.pose.skel != nil && pl.ref != nil
-	if damaged != nil && !refine {
+	if bad, ok := pipelines.FirstFailed(checks); ok && !refine {
 		if s.pose.fromPrompt {
 			// The prompt's pose words are a wish, the preset is the
 			// project's own: keep the preset's pose and say why.
-			st.notes = append(st.notes, fmt.Sprintf("the %s was not applied: the classical re-pose of this photo was damaged (%s); the photo keeps its own pose (an installed generative model re-poses without this limit)", s.pose.desc, failedCheck(damaged)))
+			st.notes = append(st.notes, fmt.Sprintf("the %s was not applied: the classical re-pose of this photo was damaged (%s); the photo keeps its own pose (an installed generative model re-poses without this limit)", s.pose.desc, bad.Failure()))
 			return nil
 		}
 		return damaged
@@ -742,7 +741,7 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 			// The refined image was refused; the classical re-pose it
 			// would have replaced is damaged.
 			if rf.note != "" {
-				return pipelines.Failf("%v; %s", damaged, strings.TrimSuffix(rf.note, ": the classical result is kept"))
+				return &pipelines.Error{Msg: damaged.Error() + "; " + strings.TrimSuffix(rf.note, ": the classical result is kept"), Err: damaged}
 			}
 			return damaged
 		}
@@ -752,6 +751,17 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	}
 	st.checks = append(st.checks, checks...)
 	return nil
+}
+
+// reposeChecks measure out, the re-pose r of the scene's person or an
+// img2img pass over it, as pose-control measures its outputs
+// (repose.IntegrityChecks against the photo, sc) and by duplicated_head.
+func (pl *Pipeline) reposeChecks(ctx context.Context, sc *scene.Scene, r *repose.Rendered, out *image.RGBA) ([]pipelines.Check, error) {
+	head, err := selfcheck.DuplicatedHead(ctx, pl.p, sc.Image, out, sc.PersonMask, sc.PersonMask, r.Alpha)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	return append(repose.IntegrityChecks(sc.Image, out, sc.PersonMask, sourceSkeleton(sc), r), head), nil
 }
 
 // skeleton is the target skeleton on the scene's person: the template's,
@@ -951,13 +961,4 @@ func flipH(img *image.RGBA) *image.RGBA {
 		}
 	}
 	return out
-}
-
-// failedCheck is the "self-check ... failed: ..." part of a check error.
-func failedCheck(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, "self-check "); i >= 0 {
-		return msg[i:]
-	}
-	return msg
 }
