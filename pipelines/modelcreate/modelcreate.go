@@ -4,8 +4,8 @@
 // library and the studio: re-posed (pose text, poseModelId or
 // poseImageBase64, through pose-control's machinery), body type, clothing
 // recoloured from text (prompt-tryon), the face of a saved face model
-// transferred (similarity alignment on five landmarks, colour matching,
-// Poisson blending), and a photographic style. Every result is saved to
+// transferred (similarity alignment on five landmarks, Poisson
+// blending), and a photographic style. Every result is saved to
 // the studio so that it can serve as faceModelId or poseModelId later.
 package modelcreate
 
@@ -703,6 +703,13 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	if err != nil {
 		return pipelines.Failf("model-create: %s: %v", st.name, err)
 	}
+	if s.gen == nil && s.preset.Framing == presets.UpperBody && movesBody(sourceSkeleton(sc), target) {
+		if s.pose.fromPrompt {
+			st.notes = append(st.notes, fmt.Sprintf("the %s was not applied: %s is an upper-body photo, on which only head poses are applied (%s); the photo keeps its own pose", s.pose.desc, st.name, upperBodyWhy))
+			return nil
+		}
+		return pipelines.Failf("model-create: %s: the pose moves the body, and this preset is an upper-body photo: only head poses (looking left, right, up or down, head tilted) are applied to it (%s); ask for a head pose, or for a full-body preset (a setting or pose word of one, e.g. office or seated)", st.name, upperBodyWhy)
+	}
 	if err := repose.MovedArmsVisible(sc.Pose, sourceSkeleton(sc), target); err != nil {
 		return pipelines.Failf("model-create: %s: %v", st.name, err)
 	}
@@ -751,6 +758,34 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	}
 	st.checks = append(st.checks, checks...)
 	return nil
+}
+
+// upperBodyWhy says why an upper-body preset takes head poses only. On
+// the studio man (fashn_garment) the pose model puts the hips at 60% of
+// the photo's height, on the shirt, and the knees at its hem; every body
+// pose re-posed from that skeleton passed every self-check and was
+// damaged (looked at): "hand on chin" a forearm as wide as the head with
+// the shirt torn open beside it, every leg pose the trousers smeared into
+// grey with no leg moved in sight.
+const upperBodyWhy = "its hips and legs are not in the photo, so the pose model's skeleton of them is a guess, and re-posing the body from it tears the person"
+
+// bodyMoveTol is how far, as a fraction of the torso, a joint from the
+// shoulders down of the re-posed skeleton may lie from the photo's for the
+// pose to move the head only.
+const bodyMoveTol = 0.02
+
+// movesBody reports whether target, retargeted onto source (as the re-pose
+// does), moves any joint from the shoulders down: a pose of more than the
+// head.
+func movesBody(source, target repose.Skeleton) bool {
+	o := repose.Retarget(target, source)
+	tol := bodyMoveTol * source.TorsoSize()
+	for j := perception.KpLeftShoulder; j < len(o.Joints); j++ {
+		if math.Hypot(o.Joints[j].X-source.Joints[j].X, o.Joints[j].Y-source.Joints[j].Y) > tol {
+			return true
+		}
+	}
+	return false
 }
 
 // reposeChecks measure out, the re-pose r of the scene's person or an
@@ -831,7 +866,7 @@ func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sa
 		return err
 	}
 	st.img = fimg
-	st.steps = append(st.steps, "face-transfer(5-landmark similarity, colour match, seamless clone)")
+	st.steps = append(st.steps, "face-transfer(5-landmark similarity, seamless clone)")
 	st.notes = append(st.notes, "face transfer keeps the face model's features on the base model's head shape; hair and ears stay the base model's")
 	st.changed = true
 	if err := pl.faceIntegrity(ctx, s, st, base[0]); err != nil {
