@@ -22,6 +22,7 @@ import (
 	"fashiond/pipelines/capability/presets"
 	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/repose"
+	"fashiond/pipelines/capability/scene"
 	"fashiond/pipelines/capability/selfcheck"
 	"fashiond/pipelines/capability/style"
 )
@@ -705,5 +706,41 @@ func TestMovesBody(t *testing.T) {
 	}
 	if !movesBody(source, skel("codait_man_standing.jpg")) {
 		t.Error("the office man's skeleton as a reference: movesBody false")
+	}
+}
+
+// TestHeadOnly: a head-only re-pose keeps the re-pose's pixels and
+// coverage at the head and the photo's away from it (below the shoulders,
+// at the far corners), with a blend between.
+func TestHeadOnly(t *testing.T) {
+	const w, h = 200, 300
+	photo, posed := image.NewRGBA(image.Rect(0, 0, w, h)), image.NewRGBA(image.Rect(0, 0, w, h))
+	was, now := image.NewGray(photo.Rect), image.NewGray(photo.Rect)
+	for i := range w * h {
+		photo.Pix[i*4], photo.Pix[i*4+3] = 10, 255
+		posed.Pix[i*4], posed.Pix[i*4+3] = 250, 255
+		was.Pix[i], now.Pix[i] = 255, 0
+	}
+	var s repose.Skeleton
+	s.Joints[perception.KpLeftEar], s.Joints[perception.KpRightEar] = perception.Point{X: 90, Y: 50}, perception.Point{X: 110, Y: 50}
+	s.Joints[perception.KpLeftShoulder], s.Joints[perception.KpRightShoulder] = perception.Point{X: 150, Y: 100}, perception.Point{X: 50, Y: 100}
+	out := headOnly(&scene.Scene{Image: photo, PersonMask: was}, &repose.Rendered{Image: posed, Alpha: now}, s)
+	for _, tc := range []struct {
+		name      string
+		x, y      int
+		pix, alph uint8
+	}{
+		{"head", 100, 50, 250, 0},
+		{"beside the head", 140, 50, 250, 0},
+		{"below the shoulders", 100, 200, 10, 255},
+		{"far corner", 5, 295, 10, 255},
+	} {
+		o := tc.y*out.Image.Stride + tc.x*4
+		if out.Image.Pix[o] != tc.pix || out.Alpha.Pix[tc.y*out.Alpha.Stride+tc.x] != tc.alph {
+			t.Errorf("%s: pixel %d alpha %d, want %d %d", tc.name, out.Image.Pix[o], out.Alpha.Pix[tc.y*out.Alpha.Stride+tc.x], tc.pix, tc.alph)
+		}
+	}
+	if v := out.Image.Pix[50*out.Image.Stride+100*4+4*79]; v <= 10 || v >= 250 {
+		t.Errorf("at the disc's edge: %d, want a blend", v)
 	}
 }
