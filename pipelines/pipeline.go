@@ -119,21 +119,47 @@ func MinCheck(name string, value, limit float64) Check {
 	return Check{Name: name, Value: value, Limit: limit, Bound: "min", Pass: value >= limit}
 }
 
+// FirstFailed returns the first check of checks that does not pass; ok is
+// false when every check passes.
+func FirstFailed(checks []Check) (c Check, ok bool) {
+	for _, c := range checks {
+		if !c.Pass {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// Failure says how c fails its limit: "self-check <name> failed: <value>
+// above the limit <limit>" ("below" for a min bound). The wording of every
+// check failure, in job errors and notes alike.
+func (c Check) Failure() string {
+	side := "above"
+	if c.Bound == "min" {
+		side = "below"
+	}
+	return fmt.Sprintf("self-check %s failed: %.4g %s the limit %.4g", c.Name, c.Value, side, c.Limit)
+}
+
+// CheckFailure is the cause of a CheckError: the check that failed. Read
+// it with errors.As instead of parsing the message.
+type CheckFailure struct {
+	Check Check
+}
+
+func (e *CheckFailure) Error() string { return e.Check.Failure() }
+
 // CheckError returns a permanent job error naming the first failed check
 // of checks ("<model>: self-check <name> failed: <value> above the limit
-// <limit>"), or nil when all pass.
+// <limit>"), wrapping a *CheckFailure that carries it, or nil when all
+// pass.
 func CheckError(model string, checks []Check) error {
-	for _, c := range checks {
-		if c.Pass {
-			continue
-		}
-		side := "above"
-		if c.Bound == "min" {
-			side = "below"
-		}
-		return &Error{Msg: fmt.Sprintf("%s: self-check %s failed: %.4g %s the limit %.4g", model, c.Name, c.Value, side, c.Limit)}
+	c, ok := FirstFailed(checks)
+	if !ok {
+		return nil
 	}
-	return nil
+	cf := &CheckFailure{Check: c}
+	return &Error{Msg: model + ": " + cf.Error(), Err: cf}
 }
 
 // Result is what a successful run returns, in output order.

@@ -183,7 +183,7 @@ func (p *Pipeline) finish(ctx context.Context, r *Renderer, v *View, id string, 
 		}
 		if img != nil {
 			gc := r.checks(v, img)
-			if failed := firstFailed(gc); failed == nil {
+			if failed, bad := pipelines.FirstFailed(gc); !bad {
 				return pipelines.Output{Image: img, Path: "generative", Method: v.Method + method, Notes: append(classicalNotes(v.Notes, method), notes...), Checks: gc}, nil
 			} else {
 				o.Notes = append(append([]string(nil), o.Notes...), fmt.Sprintf("the generative output failed the self-check %s (%g, limit %g %s): the classical view is returned", failed.Name, failed.Value, failed.Limit, failed.Bound))
@@ -194,16 +194,6 @@ func (p *Pipeline) finish(ctx context.Context, r *Renderer, v *View, id string, 
 		return o, err
 	}
 	return o, nil
-}
-
-// firstFailed is the first check that did not pass, or nil.
-func firstFailed(checks []pipelines.Check) *pipelines.Check {
-	for i := range checks {
-		if !checks[i].Pass {
-			return &checks[i]
-		}
-	}
-	return nil
 }
 
 // generate runs the inpainting and refine passes on v (a nil image when

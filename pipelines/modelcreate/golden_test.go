@@ -19,7 +19,7 @@ var goldenList string
 // everyStepMethod is TestGenerateEverySampleStep's method, recorded with
 // its digest: the steps in the order they run.
 const everyStepMethod = "preset:man-seated-industrial+body-athletic(x1.06 shoulders, x1.00 hips)+lbs-mesh-warp(pose looking left)+" +
-	"recolour(region=top (tshirt), colour=red #c8102e, no pattern)+face-transfer(5-landmark similarity, colour match, seamless clone)+style:editorial"
+	"recolour(region=top (tshirt), colour=red #c8102e, no pattern)+face-transfer(5-landmark similarity, seamless clone)+style:editorial"
 
 // TestGenerateEverySampleStep runs one generate request that takes every
 // classical step of a sample in turn: a preset, re-posed from a pose text,

@@ -4,8 +4,8 @@
 // library and the studio: re-posed (pose text, poseModelId or
 // poseImageBase64, through pose-control's machinery), body type, clothing
 // recoloured from text (prompt-tryon), the face of a saved face model
-// transferred (similarity alignment on five landmarks, colour matching,
-// Poisson blending), and a photographic style. Every result is saved to
+// transferred (similarity alignment on five landmarks, Poisson
+// blending), and a photographic style. Every result is saved to
 // the studio so that it can serve as faceModelId or poseModelId later.
 package modelcreate
 
@@ -24,6 +24,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/mask"
 	"fashiond/pipelines/capability/presets"
 	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/recolour"
@@ -703,6 +704,13 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	if err != nil {
 		return pipelines.Failf("model-create: %s: %v", st.name, err)
 	}
+	if s.gen == nil && s.preset.Framing == presets.UpperBody && movesBody(sourceSkeleton(sc), target) {
+		if s.pose.fromPrompt {
+			st.notes = append(st.notes, fmt.Sprintf("the %s was not applied: %s is an upper-body photo, on which only head poses are applied (%s); the photo keeps its own pose", s.pose.desc, st.name, upperBodyWhy))
+			return nil
+		}
+		return pipelines.Failf("model-create: %s: the pose moves the body, and this preset is an upper-body photo: only head poses (looking left, right, up or down, head tilted) are applied to it (%s); ask for a head pose, or for a full-body preset (a setting or pose word of one, e.g. office or seated)", st.name, upperBodyWhy)
+	}
 	if err := repose.MovedArmsVisible(sc.Pose, sourceSkeleton(sc), target); err != nil {
 		return pipelines.Failf("model-create: %s: %v", st.name, err)
 	}
@@ -710,18 +718,20 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	if err != nil {
 		return jobErr(ctx, err)
 	}
-	head, err := selfcheck.DuplicatedHead(ctx, pl.p, sc.Image, r.Image, sc.PersonMask, sc.PersonMask, r.Alpha)
-	if err != nil {
-		return jobErr(ctx, err)
+	if !movesBody(sourceSkeleton(sc), target) {
+		r = headOnly(sc, r, sourceSkeleton(sc))
 	}
-	checks := append(repose.IntegrityChecks(sc.Image, r.Image, sc.PersonMask, sourceSkeleton(sc), r), head)
+	checks, err := pl.reposeChecks(ctx, sc, r, r.Image)
+	if err != nil {
+		return err
+	}
 	damaged := pipelines.CheckError("model-create: "+st.name+": re-pose", checks)
 	refine := s.pose.skel != nil && pl.ref != nil
-	if damaged != nil && !refine {
+	if bad, ok := pipelines.FirstFailed(checks); ok && !refine {
 		if s.pose.fromPrompt {
 			// The prompt's pose words are a wish, the preset is the
 			// project's own: keep the preset's pose and say why.
-			st.notes = append(st.notes, fmt.Sprintf("the %s was not applied: the classical re-pose of this photo was damaged (%s); the photo keeps its own pose (an installed generative model re-poses without this limit)", s.pose.desc, failedCheck(damaged)))
+			st.notes = append(st.notes, fmt.Sprintf("the %s was not applied: the classical re-pose of this photo was damaged (%s); the photo keeps its own pose (an installed generative model re-poses without this limit)", s.pose.desc, bad.Failure()))
 			return nil
 		}
 		return damaged
@@ -742,7 +752,7 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 			// The refined image was refused; the classical re-pose it
 			// would have replaced is damaged.
 			if rf.note != "" {
-				return pipelines.Failf("%v; %s", damaged, strings.TrimSuffix(rf.note, ": the classical result is kept"))
+				return &pipelines.Error{Msg: damaged.Error() + "; " + strings.TrimSuffix(rf.note, ": the classical result is kept"), Err: damaged}
 			}
 			return damaged
 		}
@@ -752,6 +762,85 @@ func (pl *Pipeline) reposeSample(ctx context.Context, req *pipelines.Request, in
 	}
 	st.checks = append(st.checks, checks...)
 	return nil
+}
+
+// upperBodyWhy says why an upper-body preset takes head poses only. On
+// the studio man (fashn_garment) the pose model puts the hips at 60% of
+// the photo's height, on the shirt, and the knees at its hem; every body
+// pose re-posed from that skeleton passed every self-check and was
+// damaged (looked at): "hand on chin" a forearm as wide as the head with
+// the shirt torn open beside it, every leg pose the trousers smeared into
+// grey with no leg moved in sight.
+const upperBodyWhy = "its hips and legs are not in the photo, so the pose model's skeleton of them is a guess, and re-posing the body from it tears the person"
+
+// bodyMoveTol is how far, as a fraction of the torso, a joint from the
+// shoulders down of the re-posed skeleton may lie from the photo's for the
+// pose to move the head only.
+const bodyMoveTol = 0.02
+
+// movesBody reports whether target, retargeted onto source (as the re-pose
+// does), moves any joint from the shoulders down: a pose of more than the
+// head.
+func movesBody(source, target repose.Skeleton) bool {
+	o := repose.Retarget(target, source)
+	tol := bodyMoveTol * source.TorsoSize()
+	for j := perception.KpLeftShoulder; j < len(o.Joints); j++ {
+		if math.Hypot(o.Joints[j].X-source.Joints[j].X, o.Joints[j].Y-source.Joints[j].Y) > tol {
+			return true
+		}
+	}
+	return false
+}
+
+// headRegionFrac is the radius, in shoulder widths, of the disc round the
+// head (centred between the ears) that a head-only re-pose may change;
+// headFeatherFrac the softness of its edge, in shoulder widths.
+const (
+	headRegionFrac  = 0.8
+	headFeatherFrac = 0.08
+)
+
+// headOnly keeps a head-only re-pose r (looking left, head tilted...) to
+// the head: r's pixels and coverage inside a feathered disc round the head
+// of source, the photo's (sc) elsewhere. The renderer re-renders the whole
+// person even when only the head turns, and on the seated man it smeared
+// the fingers of the hand on his hip (and changed 1.2% of the picture
+// below the head) for "looking at camera", a pose that moves nothing.
+func headOnly(sc *scene.Scene, r *repose.Rendered, source repose.Skeleton) *repose.Rendered {
+	l, rt := source.Joints[perception.KpLeftEar], source.Joints[perception.KpRightEar]
+	c := perception.Point{X: (l.X + rt.X) / 2, Y: (l.Y + rt.Y) / 2}
+	sw := math.Hypot(source.Joints[perception.KpLeftShoulder].X-source.Joints[perception.KpRightShoulder].X,
+		source.Joints[perception.KpLeftShoulder].Y-source.Joints[perception.KpRightShoulder].Y)
+	b := r.Image.Rect
+	disc := image.NewGray(b)
+	rad := headRegionFrac * sw
+	for y := max(0, int(c.Y-rad)); y < min(b.Dy(), int(c.Y+rad)+1); y++ {
+		for x := max(0, int(c.X-rad)); x < min(b.Dx(), int(c.X+rad)+1); x++ {
+			if math.Hypot(float64(x)-c.X, float64(y)-c.Y) <= rad {
+				disc.Pix[y*disc.Stride+x] = 255
+			}
+		}
+	}
+	soft := mask.Feather(mask.Erode(disc, headFeatherFrac*sw), headFeatherFrac*sw/2)
+	out := *r
+	out.Image = raster.CopyRGBA(sc.Image)
+	scene.Composite(out.Image, r.Image, soft, image.Point{})
+	out.Alpha = image.NewGray(b)
+	for i, a := range soft.Pix {
+		out.Alpha.Pix[i] = uint8((int(r.Alpha.Pix[i])*int(a) + int(sc.PersonMask.Pix[i])*(255-int(a)) + 127) / 255)
+	}
+	return &out
+}
+
+// reposeChecks measure out, the re-pose r of the scene's person or an
+// img2img pass over it, as pose-control measures its outputs
+// (repose.IntegrityChecks against the photo, sc) and by duplicated_head.
+func (pl *Pipeline) reposeChecks(ctx context.Context, sc *scene.Scene, r *repose.Rendered, out *image.RGBA) ([]pipelines.Check, error) {
+	head, err := selfcheck.DuplicatedHead(ctx, pl.p, sc.Image, out, sc.PersonMask, sc.PersonMask, r.Alpha)
+	if err != nil {
+		return nil, jobErr(ctx, err)
+	}
+	return append(repose.IntegrityChecks(sc.Image, out, sc.PersonMask, sourceSkeleton(sc), r), head), nil
 }
 
 // skeleton is the target skeleton on the scene's person: the template's,
@@ -821,7 +910,7 @@ func (pl *Pipeline) faceSample(ctx context.Context, req *pipelines.Request, s sa
 		return err
 	}
 	st.img = fimg
-	st.steps = append(st.steps, "face-transfer(5-landmark similarity, colour match, seamless clone)")
+	st.steps = append(st.steps, "face-transfer(5-landmark similarity, seamless clone)")
 	st.notes = append(st.notes, "face transfer keeps the face model's features on the base model's head shape; hair and ears stay the base model's")
 	st.changed = true
 	if err := pl.faceIntegrity(ctx, s, st, base[0]); err != nil {
@@ -951,13 +1040,4 @@ func flipH(img *image.RGBA) *image.RGBA {
 		}
 	}
 	return out
-}
-
-// failedCheck is the "self-check ... failed: ..." part of a check error.
-func failedCheck(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, "self-check "); i >= 0 {
-		return msg[i:]
-	}
-	return msg
 }

@@ -22,6 +22,7 @@ import (
 	"fashiond/pipelines/capability/presets"
 	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/repose"
+	"fashiond/pipelines/capability/scene"
 	"fashiond/pipelines/capability/selfcheck"
 	"fashiond/pipelines/capability/style"
 )
@@ -535,7 +536,9 @@ func TestGeneratePoseReferences(t *testing.T) {
 // preset already shows does not re-pose it (the studio look applies
 // instead); one it does not show is tried, and when the classical re-pose
 // is damaged (the seated man's "left hand on hip": a wedge of plate torn
-// under the arm) the preset keeps its own pose and a note says why.
+// under the arm) the preset keeps its own pose and a note says why; a
+// body pose read from the prompt for the upper-body studio man is not
+// tried (movesBody), and a note says why.
 func TestPromptPoseAlreadyShown(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	pl := New(p, library(t))
@@ -545,6 +548,8 @@ func TestPromptPoseAlreadyShown(t *testing.T) {
 		{"a man seated outdoors, industrial", "style:studio", "lbs-mesh-warp", ""},
 		{"a man seated outdoors, industrial, left hand on hip", "preset:man-seated-industrial", "lbs-mesh-warp",
 			"the pose from the prompt: hand on hip (left) was not applied: the classical re-pose of this photo was damaged (self-check largest_tear failed: "},
+		{"man in a studio, front, hand on chin", "preset:man-standing-studio", "lbs-mesh-warp",
+			"the pose from the prompt: hand on chin (right) was not applied: preset:man-standing-studio is an upper-body photo, on which only head poses are applied (its hips and legs are not in the photo"},
 	} {
 		res, err := pl.Run(ctx, request(t, st, map[string]any{"type": "generate", "prompt": tc.prompt, "quality": "1k", "aspectRatio": "3:4"}))
 		if err != nil {
@@ -567,14 +572,17 @@ func TestPromptPoseAlreadyShown(t *testing.T) {
 // fails with what the photo lacks, as pose-control says it, instead of a
 // torn model: the woman on the grass hides her left arm behind the dog,
 // and the side half-body woman's skeleton lies on her face. The pose
-// comes from the pose text and from the prompt.
+// comes from the pose text and from the prompt. The studio man is an
+// upper-body preset: a pose that moves his body fails (before, "hand on
+// chin" and "side step" passed every check torn: see upperBodyWhy).
 func TestGenerateSourceChecks(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	pl := New(p, library(t))
 	st := newStudio()
 	const (
-		hidden   = "model-create: preset:woman-standing-grass: the pose moves the person's left arm, which the photo does not show (the pose model sees its elbow with visibility 0.06, below 0.3: hidden behind something or outside the frame); only limbs the photo shows can be moved"
-		portrait = "model-create: preset:woman-halfbody-side: the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face"
+		hidden    = "model-create: preset:woman-standing-grass: the pose moves the person's left arm, which the photo does not show (the pose model sees its elbow with visibility 0.06, below 0.3: hidden behind something or outside the frame); only limbs the photo shows can be moved"
+		portrait  = "model-create: preset:woman-halfbody-side: the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face"
+		upperBody = "model-create: preset:man-standing-studio: the pose moves the body, and this preset is an upper-body photo: only head poses (looking left, right, up or down, head tilted) are applied to it (" + upperBodyWhy + "); ask for a head pose, or for a full-body preset (a setting or pose word of one, e.g. office or seated)"
 	)
 	for _, tc := range []struct {
 		name string
@@ -584,6 +592,8 @@ func TestGenerateSourceChecks(t *testing.T) {
 		{"hidden arm, pose text", map[string]any{"prompt": "a woman standing on grass in a park", "pose": "arms raised"}, hidden},
 		{"hidden arm, prompt", map[string]any{"prompt": "a woman standing on grass in a park, arms raised"}, hidden},
 		{"portrait, pose text", map[string]any{"prompt": "a woman, side view, half body", "pose": "hands on hips"}, portrait},
+		{"upper body, arm pose", map[string]any{"prompt": "man in a studio, front", "pose": "hand on chin"}, upperBody},
+		{"upper body, leg pose", map[string]any{"prompt": "man in a studio, front", "pose": "side step"}, upperBody},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := map[string]any{"type": "generate", "quality": "1k", "aspectRatio": "3:4"}
@@ -628,7 +638,10 @@ func TestFaceCheckWithoutFace(t *testing.T) {
 // passing; on the woman with the dog (a three-quarter face about 60 pixels
 // wide) the frontal face comes out smeared and doubled, which
 // face_similarity passed (0.9): the job now ends in the face-geometry
-// check's error.
+// check's error. The figures were re-measured when the face model's image
+// began to be shrunk before the warp (prescale) and no longer had its
+// spread scaled to the base face's (transferFace): texture 0.9594 to
+// 0.9584, geometry 0.0407 to 0.035, the woman's geometry 0.3529 to 0.3386.
 func TestFaceTransferChecks(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	pl := New(p, library(t))
@@ -649,11 +662,85 @@ func TestFaceTransferChecks(t *testing.T) {
 	for _, c := range res.Outputs[0].Checks {
 		got[c.Name] = c
 	}
-	for name, v := range map[string]float64{selfcheck.NameFaceTexture: 0.9594, selfcheck.NameFaceGeometry: 0.0407, selfcheck.NameFaceSymmetry: 0} {
+	for name, v := range map[string]float64{selfcheck.NameFaceTexture: 0.9584, selfcheck.NameFaceGeometry: 0.035, selfcheck.NameFaceSymmetry: 0} {
 		if c, ok := got[name]; !ok || !c.Pass || c.Value != v {
 			t.Errorf("%s: %+v (present %v), want passing with %v", name, c, ok, v)
 		}
 	}
 	_, err = gen("woman standing, full body")
-	pipelinetest.WantJobError(t, err, "model-create: self-check face_geometry failed: 0.3529 above the limit 0.15")
+	pipelinetest.WantJobError(t, err, "model-create: self-check face_geometry failed: 0.3386 above the limit 0.15")
+}
+
+// TestMovesBody: on the studio man's own skeleton, the head poses move
+// no joint from the shoulders down; poses of the arms, legs or torso do,
+// and so does a reference skeleton of another person.
+func TestMovesBody(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	skel := func(file string) repose.Skeleton {
+		pose, err := p.Pose(context.Background(), repose.FitPixels(pipelinetest.Image(t, "images/"+file), workPixels))
+		if err != nil || pose == nil {
+			t.Fatalf("pose of %s: %v", file, err)
+		}
+		return repose.AllKnown(repose.SkeletonFromPose(pose, 0, 0))
+	}
+	source := skel("fashn_garment.webp")
+	for _, tc := range []struct {
+		pose string
+		want bool
+	}{
+		{"looking left", false}, {"looking right", false}, {"looking up", false}, {"looking down", false},
+		{"head tilted", false}, {"looking at camera", false},
+		{"hand on chin", true}, {"side step", true}, {"standing", true}, {"arms raised", true}, {"leaning", true},
+	} {
+		pp, err := repose.ParsePoseText(tc.pose)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, err := pp.Apply(source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := movesBody(source, target); got != tc.want {
+			t.Errorf("%s: movesBody %v, want %v", tc.pose, got, tc.want)
+		}
+	}
+	if !movesBody(source, skel("codait_man_standing.jpg")) {
+		t.Error("the office man's skeleton as a reference: movesBody false")
+	}
+}
+
+// TestHeadOnly: a head-only re-pose keeps the re-pose's pixels and
+// coverage at the head and the photo's away from it (below the shoulders,
+// at the far corners), with a blend between.
+func TestHeadOnly(t *testing.T) {
+	const w, h = 200, 300
+	photo, posed := image.NewRGBA(image.Rect(0, 0, w, h)), image.NewRGBA(image.Rect(0, 0, w, h))
+	was, now := image.NewGray(photo.Rect), image.NewGray(photo.Rect)
+	for i := range w * h {
+		photo.Pix[i*4], photo.Pix[i*4+3] = 10, 255
+		posed.Pix[i*4], posed.Pix[i*4+3] = 250, 255
+		was.Pix[i], now.Pix[i] = 255, 0
+	}
+	var s repose.Skeleton
+	s.Joints[perception.KpLeftEar], s.Joints[perception.KpRightEar] = perception.Point{X: 90, Y: 50}, perception.Point{X: 110, Y: 50}
+	s.Joints[perception.KpLeftShoulder], s.Joints[perception.KpRightShoulder] = perception.Point{X: 150, Y: 100}, perception.Point{X: 50, Y: 100}
+	out := headOnly(&scene.Scene{Image: photo, PersonMask: was}, &repose.Rendered{Image: posed, Alpha: now}, s)
+	for _, tc := range []struct {
+		name      string
+		x, y      int
+		pix, alph uint8
+	}{
+		{"head", 100, 50, 250, 0},
+		{"beside the head", 140, 50, 250, 0},
+		{"below the shoulders", 100, 200, 10, 255},
+		{"far corner", 5, 295, 10, 255},
+	} {
+		o := tc.y*out.Image.Stride + tc.x*4
+		if out.Image.Pix[o] != tc.pix || out.Alpha.Pix[tc.y*out.Alpha.Stride+tc.x] != tc.alph {
+			t.Errorf("%s: pixel %d alpha %d, want %d %d", tc.name, out.Image.Pix[o], out.Alpha.Pix[tc.y*out.Alpha.Stride+tc.x], tc.pix, tc.alph)
+		}
+	}
+	if v := out.Image.Pix[50*out.Image.Stride+100*4+4*79]; v <= 10 || v >= 250 {
+		t.Errorf("at the disc's edge: %d, want a blend", v)
+	}
 }

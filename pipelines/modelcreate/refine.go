@@ -21,7 +21,16 @@ import (
 //     poseStrength, inside the re-posed person and the region the person
 //     uncovered (grown by poseMarginFrac of the diagonal): the warp's
 //     stretched limbs and the plate's fill are re-rendered while the pose
-//     holds; the pose_agreement and largest_hole checks run on the result;
+//     holds; pose_agreement and the classical re-pose's own checks
+//     (reposeChecks: repose.IntegrityChecks and duplicated_head) run on
+//     the result, so a pass that still shows the re-pose's tears or smears
+//     is refused. The checks read from the re-pose's silhouette and
+//     target (largest_tear, largest_torn_hole, limb_width, person_pieces,
+//     frame_cut, hand_out_of_frame, carried_background) keep their
+//     classical values: a pass this light redraws the pixels, not the
+//     silhouette, so a re-pose torn in its silhouette stays refused
+//     whatever the model draws; the others (largest_hole, ghost_smear,
+//     hand_left_behind, duplicated_head) read the redrawn pixels;
 //   - a transferred face (faceModelId) has its border redrawn at
 //     faceBorderStrength: a ring from ringFrac of the face mask's width
 //     inside its edge to ringFrac outside, so the seam between the
@@ -88,7 +97,11 @@ func (pl *Pipeline) refinePose(ctx context.Context, in Inputs, sc *scene.Scene, 
 	if err != nil {
 		return refined{}, jobErr(ctx, err)
 	}
-	checks := []pipelines.Check{agree, selfcheck.Hole(r.Image, img)}
+	integrity, err := pl.reposeChecks(ctx, sc, r, img)
+	if err != nil {
+		return refined{}, err
+	}
+	checks := append([]pipelines.Check{agree}, integrity...)
 	return judged(img, checks, info, fmt.Sprintf("img2img(%s, strength %g)", info.Model, poseStrength),
 		"the re-posed person and the background it uncovered were", "the img2img pass over the re-posed image"), nil
 }
@@ -132,10 +145,8 @@ func (pl *Pipeline) refineFaceBorder(ctx context.Context, img *image.RGBA, face 
 // judged keeps a refined image when every check passes, else says which
 // failed.
 func judged(img *image.RGBA, checks []pipelines.Check, info generative.Info, step, what, stage string) refined {
-	for _, c := range checks {
-		if !c.Pass {
-			return refined{note: fmt.Sprintf("%s by the installed model %q failed the self-check %s (%g, limit %g %s): the classical result is kept", stage, info.Model, c.Name, c.Value, c.Limit, c.Bound)}
-		}
+	if c, ok := pipelines.FirstFailed(checks); ok {
+		return refined{note: fmt.Sprintf("%s by the installed model %q failed the self-check %s (%g, limit %g %s): the classical result is kept", stage, info.Model, c.Name, c.Value, c.Limit, c.Bound)}
 	}
 	return refined{img: img, step: step, note: info.Note(what), checks: checks}
 }

@@ -342,11 +342,11 @@ func perceptionError(ctx context.Context, err error) error {
 // the output does not show as asked.
 func (m measured) checkError(i int) error {
 	err := pipelines.CheckError(fmt.Sprintf("pose-control: poses[%d]", i), m.checks)
-	var pe *pipelines.Error
-	if err == nil || len(m.missed) == 0 || !errors.As(err, &pe) || !strings.Contains(pe.Msg, repose.NamePoseAgreement) {
+	var cf *pipelines.CheckFailure
+	if err == nil || len(m.missed) == 0 || !errors.As(err, &cf) || cf.Check.Name != repose.NamePoseAgreement {
 		return err
 	}
-	return pipelines.Failf("%s (on the output the pose model finds the %s more than %d degrees from the requested direction, or not at all)", pe.Msg, listWords(m.missed), repose.PoseTolDeg)
+	return &pipelines.Error{Msg: fmt.Sprintf("%v (on the output the pose model finds the %s more than %d degrees from the requested direction, or not at all)", err, listWords(m.missed), repose.PoseTolDeg), Err: cf}
 }
 
 // listWords joins words as an English list ("a", "a and b", "a, b and c").
