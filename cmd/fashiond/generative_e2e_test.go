@@ -123,9 +123,12 @@ var refErrors = map[string]string{
 // face_similarity failed"; the preset is chosen by the job id, so which
 // one differs from run to run; when the job id draws the upper-body studio
 // man, the pose is refused before re-posing, "this preset is an
-// upper-body photo"). Each entry lists what the error may say (one of).
+// upper-body photo: only head poses"; without an img2img model, on the
+// serve with no generative models, every preset takes head poses only:
+// "only head poses ... are applied to a preset"). Each entry lists what
+// the error may say (one of).
 var bothErrors = map[string][]string{
-	"model-create (pose)": {"self-check ", "this preset is an upper-body photo: only head poses"},
+	"model-create (pose)": {"self-check ", "only head poses"},
 }
 
 // anyIn reports whether s contains one of subs.

@@ -482,7 +482,7 @@ func BenchmarkGenerate(b *testing.B) {
 		b.Fatal(err)
 	}
 	pl := New(p, lib)
-	raw, _ := json.Marshal(map[string]any{"type": "generate", "prompt": "a man seated outdoors", "pose": "arms raised", "clothing": "red t-shirt", "quality": "1k", "aspectRatio": "3:4"})
+	raw, _ := json.Marshal(map[string]any{"type": "generate", "prompt": "a man seated outdoors", "pose": "looking left", "clothing": "red t-shirt", "quality": "1k", "aspectRatio": "3:4"})
 	typed := pipelinetest.Inputs(b, "model-create", string(raw))
 	for i := 0; i < b.N; i++ {
 		req := &pipelines.Request{Inputs: typed, Owner: "o", Studio: newStudio(), Images: pipelinetest.Loader{Dir: pipelinetest.Testdata(b)}, Progress: func(string, float64, string) {}}
@@ -492,12 +492,12 @@ func BenchmarkGenerate(b *testing.B) {
 	}
 }
 
-// TestGeneratePoseReferences re-poses the preset from a saved model's
-// keypoints (poseModelId) and from an ad-hoc pose image. The seated
-// preset re-posed to the standing man's hanging arms is torn (a wedge of
-// plate under the arm, the old hand left on the knee: looked at), so the
-// job fails naming the check, as pose-control would (issue 21); before,
-// it returned that picture.
+// TestGeneratePoseReferences reads the pose from a saved model's
+// keypoints (poseModelId) and from an ad-hoc pose image: the standing
+// man's hanging arms move the seated preset's body, which without an
+// img2img model is not re-posed (classicalBodyWhy; the classical re-pose
+// of it was torn, a wedge of plate under the arm and the old hand left on
+// the knee, and refused by largest_tear), so the job fails saying so.
 func TestGeneratePoseReferences(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	pl := New(p, library(t))
@@ -525,8 +525,8 @@ func TestGeneratePoseReferences(t *testing.T) {
 			}
 			_, err := pl.Run(ctx, request(t, st, in))
 			var pe *pipelines.Error
-			if !errors.As(err, &pe) || pe.Transient || !strings.HasPrefix(pe.Msg, "model-create: preset:man-seated-industrial: re-pose: self-check ") {
-				t.Fatalf("error %v, want the seated preset's re-pose refused by a self-check", err)
+			if !errors.As(err, &pe) || pe.Transient || pe.Msg != "model-create: preset:man-seated-industrial: the pose moves the body, and without an installed img2img model only head poses (looking left, right, up or down, head tilted) are applied to a preset ("+classicalBodyWhy+"); ask for a head pose, or install an img2img model (docs/GENERATIVE.md)" {
+				t.Fatalf("error %v, want the seated preset's body pose refused without an img2img model", err)
 			}
 		})
 	}
@@ -535,10 +535,10 @@ func TestGeneratePoseReferences(t *testing.T) {
 // TestPromptPoseAlreadyShown: a pose read from the prompt that the chosen
 // preset already shows does not re-pose it (the studio look applies
 // instead); one it does not show is tried, and when the classical re-pose
-// is damaged (the seated man's "left hand on hip": a wedge of plate torn
-// under the arm) the preset keeps its own pose and a note says why; a
-// body pose read from the prompt for the upper-body studio man is not
-// tried (movesBody), and a note says why.
+// a body pose (the seated man's "left hand on hip", which the classical
+// re-pose tore: a wedge of plate under the arm) is not tried without an
+// img2img model, the preset keeps its own pose and a note says why; the
+// same for the upper-body studio man, with his own reason.
 func TestPromptPoseAlreadyShown(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	pl := New(p, library(t))
@@ -547,7 +547,7 @@ func TestPromptPoseAlreadyShown(t *testing.T) {
 	for _, tc := range []struct{ prompt, want, not, note string }{
 		{"a man seated outdoors, industrial", "style:studio", "lbs-mesh-warp", ""},
 		{"a man seated outdoors, industrial, left hand on hip", "preset:man-seated-industrial", "lbs-mesh-warp",
-			"the pose from the prompt: hand on hip (left) was not applied: the classical re-pose of this photo was damaged (self-check largest_tear failed: "},
+			"the pose from the prompt: hand on hip (left) was not applied: without an installed img2img model only head poses are applied to a preset (" + classicalBodyWhy + ")"},
 		{"man in a studio, front, hand on chin", "preset:man-standing-studio", "lbs-mesh-warp",
 			"the pose from the prompt: hand on chin (right) was not applied: preset:man-standing-studio is an upper-body photo, on which only head poses are applied (its hips and legs are not in the photo"},
 	} {
@@ -574,7 +574,10 @@ func TestPromptPoseAlreadyShown(t *testing.T) {
 // and the side half-body woman's skeleton lies on her face. The pose
 // comes from the pose text and from the prompt. The studio man is an
 // upper-body preset: a pose that moves his body fails (before, "hand on
-// chin" and "side step" passed every check torn: see upperBodyWhy).
+// chin" and "side step" passed every check torn: see upperBodyWhy); on a
+// full-body preset a body pose fails without an img2img model
+// (classicalBodyWhy: the woman on the grass, "hand on chin", passed every
+// check smeared).
 func TestGenerateSourceChecks(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	pl := New(p, library(t))
@@ -583,6 +586,7 @@ func TestGenerateSourceChecks(t *testing.T) {
 		hidden    = "model-create: preset:woman-standing-grass: the pose moves the person's left arm, which the photo does not show (the pose model sees its elbow with visibility 0.06, below 0.3: hidden behind something or outside the frame); only limbs the photo shows can be moved"
 		portrait  = "model-create: preset:woman-halfbody-side: the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face"
 		upperBody = "model-create: preset:man-standing-studio: the pose moves the body, and this preset is an upper-body photo: only head poses (looking left, right, up or down, head tilted) are applied to it (" + upperBodyWhy + "); ask for a head pose, or for a full-body preset (a setting or pose word of one, e.g. office or seated)"
+		fullBody  = "model-create: preset:woman-standing-grass: the pose moves the body, and without an installed img2img model only head poses (looking left, right, up or down, head tilted) are applied to a preset (" + classicalBodyWhy + "); ask for a head pose, or install an img2img model (docs/GENERATIVE.md)"
 	)
 	for _, tc := range []struct {
 		name string
@@ -594,6 +598,7 @@ func TestGenerateSourceChecks(t *testing.T) {
 		{"portrait, pose text", map[string]any{"prompt": "a woman, side view, half body", "pose": "hands on hips"}, portrait},
 		{"upper body, arm pose", map[string]any{"prompt": "man in a studio, front", "pose": "hand on chin"}, upperBody},
 		{"upper body, leg pose", map[string]any{"prompt": "man in a studio, front", "pose": "side step"}, upperBody},
+		{"full body, arm pose", map[string]any{"prompt": "a woman standing on grass in a park", "pose": "hand on chin"}, fullBody},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := map[string]any{"type": "generate", "quality": "1k", "aspectRatio": "3:4"}
