@@ -30,6 +30,7 @@ type bone struct {
 	part int                // partBody, or the limb it belongs to
 	hand bool               // the hand bone of an arm
 	head bool               // the head bone (neck to above the face)
+	ease float64            // head: share of the bone, from the neck end, over which its map eases in
 	xf   [6]float64         // source -> target affine [a b c; d e f]
 }
 
@@ -66,14 +67,16 @@ func polyDist(p perception.Point, poly []perception.Point) float64 {
 }
 
 // mapPoint is p through the bone's map. The head's map (the face's
-// similarity, turn and shift included) is eased in from the neck end,
-// where the neck stays on the shoulders, to full at neckEaseFrac of the
-// bone's length: moved whole, the neck dragged the collar and the top of
-// the shoulders with it and tore notches there (fashn_garment and
-// codait_man_standing "looking left").
+// rigid turn and shift) is eased in from the neck end, where the neck
+// stays on the shoulders, to full at the chin (b.ease of the bone's
+// length): moved whole, the neck dragged the collar and the top of the
+// shoulders with it and tore notches there (fashn_garment and
+// codait_man_standing "looking left"); eased in past the chin, the jaw
+// moved less than the eyes and the face was sheared sideways
+// (codait_man_standing "looking left/right").
 func (b *bone) mapPoint(p perception.Point) perception.Point {
 	q := apply(b.xf, p)
-	if !b.head {
+	if !b.head || b.ease <= 0 {
 		return q
 	}
 	ax := sub(b.b, b.a)
@@ -81,14 +84,56 @@ func (b *bone) mapPoint(p perception.Point) perception.Point {
 	if l2 == 0 {
 		return q
 	}
-	t := math.Min(1, math.Max(0, dot(sub(p, b.a), ax)/l2/neckEaseFrac))
+	t := math.Min(1, math.Max(0, dot(sub(p, b.a), ax)/l2/b.ease))
 	t = t * t * (3 - 2*t)
 	return add(p, scale(sub(q, p), t))
 }
 
-// neckEaseFrac is the share of the head bone's length, from its neck
-// end, over which the head's map is eased in.
-const neckEaseFrac = 0.3
+// slideHeadAlongTop turns the head bone's map into a sideways shift, of
+// the face centre's: for a head cut by the top edge (the body layer
+// reaches it) the cut must stay on the edge, and a rotation moves one
+// side of it down into the picture; pinToEdges holding it back there
+// sheared the face (codait_man_standing "looking right", face_texture
+// 0.89 against 0.98 with the shift alone).
+func slideHeadAlongTop(bones []bone) {
+	for k := range bones {
+		b := &bones[k]
+		if !b.head {
+			continue
+		}
+		c := add(b.a, scale(sub(b.b, b.a), faceCentreOnHead))
+		b.xf = [6]float64{1, 0, apply(b.xf, c).X - c.X, 0, 1, 0}
+	}
+}
+
+// faceCentreOnHead is where on the head bone, from its neck end, the
+// face joints' centre lies (buildBones: the bone runs from 0.3 to 1.45
+// of the shoulders-to-face-centre vector).
+const faceCentreOnHead = 0.7 / 1.15
+
+// Head map easing, in shares of the head bone's length from its neck
+// end: the map is full at the chin, estimated as the mouth plus
+// chinBelowMouth nose-to-mouth distances, and the easing band is held
+// between minNeckEase and maxNeckEase (a chin the face keypoints place
+// at the neck end, or a face seen from behind).
+const (
+	chinBelowMouth = 1.4
+	minNeckEase    = 0.08
+	maxNeckEase    = 0.3
+)
+
+// neckEase is the share of the head bone a->b, from a, at which the
+// face's chin lies (the source's face joints J), within the limits.
+func neckEase(a, b perception.Point, J *[33]perception.Point) float64 {
+	ax := sub(b, a)
+	l2 := dot(ax, ax)
+	if l2 == 0 {
+		return maxNeckEase
+	}
+	m := mid(J[9], J[10])
+	chin := add(m, scale(sub(m, J[0]), chinBelowMouth))
+	return math.Min(maxNeckEase, math.Max(minNeckEase, dot(sub(chin, a), ax)/l2))
+}
 
 // score is the distance to the bone in radii.
 func (b *bone) score(p perception.Point) float64 {
@@ -108,6 +153,28 @@ func similarity2(a, b, a2, b2 perception.Point) [6]float64 {
 		return [6]float64{1, 0, t.X, 0, 1, t.Y}
 	}
 	return m
+}
+
+// rigidLSQ fits a rotation and translation (no scale, no squeeze) by
+// least squares: the best similarity with its scale set to 1, about the
+// points' centroids.
+func rigidLSQ(src, dst []perception.Point) [6]float64 {
+	fs := make([][2]float64, len(src))
+	fd := make([][2]float64, len(dst))
+	var ms, md perception.Point
+	for i := range src {
+		fs[i] = [2]float64{src[i].X, src[i].Y}
+		fd[i] = [2]float64{dst[i].X, dst[i].Y}
+		ms, md = add(ms, src[i]), add(md, dst[i])
+	}
+	sim, err := cv.SimilarityFromPointsF(fs, fd)
+	s := math.Hypot(sim[0], sim[3])
+	if err != nil || s <= 0 {
+		return [6]float64{1, 0, 0, 0, 1, 0}
+	}
+	ms, md = scale(ms, 1/float64(len(src))), scale(md, 1/float64(len(dst)))
+	c, sn := sim[0]/s, sim[3]/s
+	return [6]float64{c, -sn, md.X - (c*ms.X - sn*ms.Y), sn, c, md.Y - (sn*ms.X + c*ms.Y)}
 }
 
 // affineLSQ fits a general affine map by least squares; when the points are
@@ -212,7 +279,7 @@ func buildBones(S, O Skeleton, rel reliability) []bone {
 	ear := norm(sub(J[7], J[8]))
 	top := add(hc, scale(sub(hc, sh), 0.45))
 	neck := add(sh, scale(sub(hc, sh), 0.3))
-	bs = append(bs, bone{a: neck, b: top, r: math.Max(0.6*ear, 0.18*U), head: true, xf: affineLSQ(fs, ft)})
+	bs = append(bs, bone{a: neck, b: top, r: math.Max(0.6*ear, 0.18*U), head: true, ease: neckEase(neck, top, &J), xf: rigidLSQ(fs, ft)})
 	seg := func(a, b int, r float64, side int) {
 		bs = append(bs, bone{a: J[a], b: J[b], r: r * U, part: side, xf: similarity2(J[a], J[b], T[a], T[b])})
 	}
@@ -612,6 +679,9 @@ func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
 	S, img, cov, src := r.S, r.img, r.cov, r.src
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	bones := buildBones(S, O, r.rel)
+	if cutEdges(cov[partBody], w, h)[0] {
+		slideHeadAlongTop(bones)
+	}
 	bodyTex, legTex := r.bodyTex, r.legTex
 	spine := norm(sub(S.MidShoulder(), S.MidHip()))
 	bodyZ := (O.Z[11] + O.Z[12]) / 2
