@@ -26,7 +26,7 @@ func TestPinToEdges(t *testing.T) {
 	for _, c := range []struct {
 		name         string
 		cut          [4]bool
-		row          int     // grid row of the vertex (y = row*g, the last at h-1)
+		row          int // grid row of the vertex (y = row*g, the last at h-1)
 		shift        [2]float64
 		wantDx, want float64 // moved along x, along y
 	}{
