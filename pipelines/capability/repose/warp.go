@@ -713,6 +713,7 @@ func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
 	out := image.NewRGBA(img.Rect)
 	copy(out.Pix, raster.RGBA(src.Background).Pix)
 	alphaOut := image.NewGray(img.Rect)
+	moved := make([]uint8, w*h)
 	g := max(3, int(math.Round(float64(max(w, h))/160)))
 	for _, L := range layers {
 		if !any255(L.alpha) {
@@ -723,7 +724,7 @@ func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
 		}
 		buf := image.NewRGBA(img.Rect)
 		abuf := make([]uint8, w*h)
-		warpLayer(L, bones, w, h, g, buf, abuf)
+		warpLayer(L, bones, w, h, g, buf, abuf, moved)
 		a := &image.Gray{Pix: abuf, Stride: w, Rect: img.Rect}
 		scene.Composite(out, buf, a, image.Point{})
 		for i, v := range abuf {
@@ -733,6 +734,7 @@ func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
 		}
 	}
 	sealCracks(out, alphaOut)
+	keepStill(out, img, moved, w, h)
 	return &Rendered{Image: out, Alpha: alphaOut, Target: O, CarriedBackground: r.carried(O)}, nil
 }
 
@@ -763,8 +765,9 @@ func blur1(a []uint8, w, h int) {
 
 // warpLayer renders one layer: a grid with step g over the source, vertex
 // targets by linear blend skinning over the bones the layer may follow,
-// triangles drawn by inverse affine sampling.
-func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8) {
+// triangles drawn by inverse affine sampling. moved (w*h) gets 255 where
+// a cell that moves comes from or lands (keepStill).
+func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf, moved []uint8) {
 	gw, gh := (w+g-1)/g+1, (h+g-1)/g+1
 	cov, anyCov := coveredCells(L.alpha, w, h, g)
 	if !anyCov {
@@ -798,8 +801,13 @@ func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8
 			}
 			i00, i10, i01, i11 := cy*gw+cx, cy*gw+cx+1, (cy+1)*gw+cx, (cy+1)*gw+cx+1
 			s00, s10, s01, s11 := sp(cx, cy), sp(cx+1, cy), sp(cx, cy+1), sp(cx+1, cy+1)
-			drawTri(src, L.alpha, w, h, buf, abuf, [3]perception.Point{s00, s10, s11}, [3]perception.Point{d(i00), d(i10), d(i11)})
-			drawTri(src, L.alpha, w, h, buf, abuf, [3]perception.Point{s00, s11, s01}, [3]perception.Point{d(i00), d(i11), d(i01)})
+			var mark []uint8
+			if cellMoved([4]perception.Point{s00, s10, s01, s11}, [4]perception.Point{d(i00), d(i10), d(i01), d(i11)}) {
+				mark = moved
+				markRect(moved, w, h, image.Rect(int(s00.X), int(s00.Y), int(s11.X)+1, int(s11.Y)+1))
+			}
+			drawTri(src, L.alpha, w, h, buf, abuf, mark, [3]perception.Point{s00, s10, s11}, [3]perception.Point{d(i00), d(i10), d(i11)})
+			drawTri(src, L.alpha, w, h, buf, abuf, mark, [3]perception.Point{s00, s11, s01}, [3]perception.Point{d(i00), d(i11), d(i01)})
 		}
 	}
 }
@@ -921,8 +929,9 @@ func cross(a, b, c perception.Point) float64 {
 // drawTri fills the destination triangle dst with samples from the source
 // triangle s (texture and coverage). A pixel takes the sample when its
 // coverage is higher than what is already there. Folded or torn triangles
-// (flipped, or stretched more than 8x) are skipped.
-func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf []uint8, s, d [3]perception.Point) {
+// (flipped, or stretched more than 8x) are skipped. mark (optional, w*h)
+// gets 255 wherever the triangle lands with any coverage.
+func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf, mark []uint8, s, d [3]perception.Point) {
 	as := cross(s[0], s[1], s[2])
 	ad := cross(d[0], d[1], d[2])
 	if math.Abs(as) < 1e-9 || ad*as <= 0 || math.Abs(ad) > 8*math.Abs(as) || math.IsNaN(ad) {
@@ -955,6 +964,9 @@ func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf []u
 			sy := l0*s[0].Y + l1*s[1].Y + l2*s[2].Y
 			a := sampleA(alpha, w, h, sx, sy)
 			i := y*w + x
+			if mark != nil && a > 0 {
+				mark[i] = 255
+			}
 			if a <= abuf[i] {
 				continue
 			}
@@ -965,6 +977,63 @@ func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf []u
 			buf.Pix[o+1] = uint8(g + 0.5)
 			buf.Pix[o+2] = uint8(b + 0.5)
 			buf.Pix[o+3] = 255
+		}
+	}
+}
+
+// stillEps is the largest move, in pixels, of a grid vertex that counts
+// as staying in place (the blend of a moved bone's map with a far
+// unmoved one's leaves such hundredths of a pixel).
+const stillEps = 0.1
+
+// cellMoved says whether any of a grid cell's vertices moves from s to d
+// by more than stillEps.
+func cellMoved(s, d [4]perception.Point) bool {
+	for k := range s {
+		if norm(sub(d[k], s[k])) > stillEps {
+			return true
+		}
+	}
+	return false
+}
+
+// markRect sets m (w*h) to 255 over r, clipped to the image.
+func markRect(m []uint8, w, h int, r image.Rectangle) {
+	r = r.Intersect(image.Rect(0, 0, w, h))
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			m[y*w+x] = 255
+		}
+	}
+}
+
+// stillFeather is the distance, in pixels, from the moved pixels over
+// which the photo is eased back in.
+const stillFeather = 2
+
+// keepStill puts the photo (img) back wherever nothing moved: away from
+// every pixel a moving cell comes from or lands on (moved), the layers
+// land where they were, and re-compositing them showed the arms' soft
+// edges over the body's texture inpainted under them as faint seams
+// (codait_man_standing's shirt, "looking at camera"). The photo is eased
+// in over stillFeather pixels from the moved ones.
+func keepStill(out, img *image.RGBA, moved []uint8, w, h int) {
+	mv := scene.Dilate(&image.Gray{Pix: moved, Stride: w, Rect: image.Rect(0, 0, w, h)}, stillFeather)
+	a := make([]uint8, w*h)
+	for i, v := range mv.Pix {
+		if v == 0 {
+			a[i] = 255
+		}
+	}
+	blur1(a, w, h)
+	blur1(a, w, h)
+	for i, v := range a {
+		if v == 0 {
+			continue
+		}
+		o := i * 4
+		for c := range 3 {
+			out.Pix[o+c] = uint8((int(out.Pix[o+c])*(255-int(v)) + int(img.Pix[o+c])*int(v) + 127) / 255)
 		}
 	}
 }
