@@ -419,6 +419,9 @@ type Reposer struct {
 	img             *image.RGBA
 	cov             [][]uint8 // per part coverage, source pixels
 	bodyTex, legTex *image.RGBA
+	// plate is the background plate with its fill matched to the photo
+	// round it (matchPlate).
+	plate *image.RGBA
 	// armBg is each arm layer's share of pixels that match the plate
 	// (plateLike), by arm (left, right).
 	armBg [2]float64
@@ -460,6 +463,7 @@ func NewReposer(ctx context.Context, p perception.Perception, src *scene.Scene) 
 	if err := r.layers(ctx, skin); err != nil {
 		return nil, err
 	}
+	r.plate = matchPlate(r.img, raster.RGBA(src.Background), src.HoleMask)
 	return r, nil
 }
 
@@ -676,7 +680,7 @@ func bodyUnderLimbs(cov [][]uint8, label []int8, w, h int) {
 // render draws the layers re-posed from the source skeleton to O over the
 // background plate.
 func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
-	S, img, cov, src := r.S, r.img, r.cov, r.src
+	S, img, cov := r.S, r.img, r.cov
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	bones := buildBones(S, O, r.rel)
 	if cutEdges(cov[partBody], w, h)[0] {
@@ -711,7 +715,7 @@ func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
 	sort.SliceStable(layers, func(a, b int) bool { return layers[a].z > layers[b].z })
 
 	out := image.NewRGBA(img.Rect)
-	copy(out.Pix, raster.RGBA(src.Background).Pix)
+	copy(out.Pix, r.plate.Pix)
 	alphaOut := image.NewGray(img.Rect)
 	moved := make([]uint8, w*h)
 	g := max(3, int(math.Round(float64(max(w, h))/160)))
