@@ -1,7 +1,6 @@
 package repose
 
 import (
-	"context"
 	"image"
 	"math"
 	"testing"
@@ -20,16 +19,7 @@ import (
 // the hole nearby, averaged over patches of radius edgeReach, is at worst
 // 38.2 without matchPlate (the tan patch) and 22.0 with it.
 func TestPlateFillMeetsTheEdge(t *testing.T) {
-	p := pipelinetest.Perception(t)
-	s := testScene(t, p, "images/fashn_model.webp")
-	target, err := TargetFromText("looking left", s.Pose)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ReposeDetail(context.Background(), p, s, target)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, r := reposeText(t, pipelinetest.Perception(t), "images/fashn_model.webp", "looking left")
 	writePNG(t, "plate_fashn_model_looking_left", r.Image)
 	step, n := edgeStep(raster.RGBA(s.Image), r.Image, s.HoleMask, r.Alpha)
 	t.Logf("plate fill within %d px of the hole's edge: %d pixels, worst patch's luma step %.1f", edgeReach, n, step)

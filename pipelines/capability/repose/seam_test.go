@@ -58,16 +58,7 @@ func TestIdentityReposeNoSeams(t *testing.T) {
 // torso above the hips to 15% below, between the hips) must stay as in the photo: its mean absolute RGB difference
 // was 11.8 with the smear and is 0.7 with the legs in front.
 func TestLegsNotUnderTheBodyFill(t *testing.T) {
-	p := pipelinetest.Perception(t)
-	s := testScene(t, p, "images/codait_man_standing.jpg")
-	target, err := TargetFromText("arms raised", s.Pose)
-	var r *Rendered
-	if err == nil {
-		r, err = ReposeDetail(context.Background(), p, s, target)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, r := reposeText(t, pipelinetest.Perception(t), "images/codait_man_standing.jpg", "arms raised")
 	writePNG(t, "hips_codait_arms_raised", r.Image)
 	S := r.Target
 	lh, rh := S.Joints[23], S.Joints[24]
