@@ -7,6 +7,7 @@ import (
 
 	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/raster"
+	"fashiond/pipelines/capability/selfcheck"
 )
 
 // TestIdentityReposeNoSeams re-poses the standing man into his own pose:
@@ -149,3 +150,43 @@ const shoulderBand = 0.1
 // unmovedTol is the largest channel difference TestUnmovedPartsAreTheSource
 // takes for the photo's own pixel.
 const unmovedTol = 2
+
+// TestHeadTurnKeepsTheFace is issue 21's squeezed face: "looking left"
+// and "looking right" on codait_man_standing, whose hair the top edge
+// cuts. The edge held the hair and forehead where they were while the
+// chin moved with the turned head, and the face was sheared sideways.
+// The output's face against the photo's (selfcheck.FaceCompare: each
+// aligned on its own five landmarks) kept face_texture 0.797 / 0.847
+// then; sliding the head along the edge, 0.949 / 0.950.
+func TestHeadTurnKeepsTheFace(t *testing.T) {
+	p := pipelinetest.Perception(t)
+	ctx := context.Background()
+	for _, text := range []string{"looking left", "looking right"} {
+		t.Run(text, func(t *testing.T) {
+			s, r := reposeText(t, p, "images/codait_man_standing.jpg", text)
+			writePNG(t, "head_turn_"+text, r.Image)
+			fs, err := p.Faces(ctx, s.Image)
+			if err != nil || len(fs) == 0 {
+				t.Fatalf("no face in the photo: %v", err)
+			}
+			fo, err := p.Faces(ctx, r.Image)
+			if err != nil || len(fo) == 0 {
+				t.Fatalf("no face on the output: %v", err)
+			}
+			checks, err := selfcheck.FaceCompare(r.Image, fo[0].Landmarks, s.Image, fs[0].Landmarks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range checks {
+				t.Logf("%s %v", c.Name, c.Value)
+				if c.Name == selfcheck.NameFaceTexture && c.Value < minTurnedFaceTexture {
+					t.Errorf("face_texture %v, want >= %v (the face sheared)", c.Value, minTurnedFaceTexture)
+				}
+			}
+		})
+	}
+}
+
+// minTurnedFaceTexture is TestHeadTurnKeepsTheFace's limit, between the
+// sheared faces (0.797, 0.847 on 221227f) and the slid ones (0.949, 0.950).
+const minTurnedFaceTexture = 0.9
