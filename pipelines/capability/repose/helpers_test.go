@@ -41,6 +41,21 @@ func testScene(t testing.TB, p perception.Perception, rel string) *scene.Scene {
 	return s
 }
 
+// reposeText re-poses the (cached) scene of a test image to a pose text.
+func reposeText(t testing.TB, p perception.Perception, rel, text string) (*scene.Scene, *Rendered) {
+	t.Helper()
+	s := testScene(t, p, rel)
+	target, err := TargetFromText(text, s.Pose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReposeDetail(context.Background(), p, s, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, r
+}
+
 // measured runs the pose model on an output and returns its skeleton.
 func measured(t testing.TB, p perception.Perception, img image.Image) Skeleton {
 	t.Helper()

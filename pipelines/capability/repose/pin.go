@@ -45,32 +45,39 @@ func cutEdges(alpha []uint8, w, h int) [4]bool {
 
 // pinToEdges eases the re-posed grid vertices (vx, vy; the grid of step g
 // over w×h) of a layer cut by the edges in cut back toward their source
-// places within pinBandFrac of the longer side of those edges: at the
-// edge a vertex stays where it was, a band's width in it moves fully,
-// with a smoothstep between.
+// places within pinBandFrac of the longer side of those edges, across
+// each edge only: at a cut edge a vertex keeps its distance to that edge
+// (the cut end stays on it) and may slide along it; a band's width in it
+// moves fully, with a smoothstep between. Held along the edge too, a head
+// at the top edge turned sideways kept its hair and forehead where they
+// were while the chin moved, and the face was sheared
+// (codait_man_standing "looking left/right").
 func pinToEdges(vx, vy []float64, need []bool, cut [4]bool, w, h, g int) {
 	if !cut[0] && !cut[1] && !cut[2] && !cut[3] {
 		return
 	}
 	band := pinBandFrac * float64(max(w, h))
 	gw := (w+g-1)/g + 1
+	ease := func(d float64) float64 {
+		t := math.Min(1, d/band)
+		return t * t * (3 - 2*t)
+	}
 	for i, ok := range need {
 		if !ok {
 			continue
 		}
 		x, y := float64(min(i%gw*g, w-1)), float64(min(i/gw*g, h-1))
-		d := math.Inf(1)
+		dy, dx := math.Inf(1), math.Inf(1)
 		for e, dist := range [4]float64{y, float64(h-1) - y, x, float64(w-1) - x} {
-			if cut[e] {
-				d = math.Min(d, dist)
+			switch {
+			case !cut[e]:
+			case e < 2:
+				dy = math.Min(dy, dist)
+			default:
+				dx = math.Min(dx, dist)
 			}
 		}
-		if d >= band {
-			continue
-		}
-		t := d / band
-		t = t * t * (3 - 2*t)
-		vx[i] = x + (vx[i]-x)*t
-		vy[i] = y + (vy[i]-y)*t
+		vx[i] = x + (vx[i]-x)*ease(dx)
+		vy[i] = y + (vy[i]-y)*ease(dy)
 	}
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // TestPinToEdges: a layer cut by the bottom edge keeps its vertices on
-// that edge where they were and moves those a band's width away fully; a
-// layer no edge cuts moves everywhere.
+// that edge at their distance to it (a vertical shift is held there) but
+// lets them slide along it (a horizontal shift is kept), and moves those a
+// band's width away fully; a layer no edge cuts moves everywhere.
 func TestPinToEdges(t *testing.T) {
 	const w, h, g = 100, 100, 10
 	gw := (w+g-1)/g + 1
@@ -23,14 +24,16 @@ func TestPinToEdges(t *testing.T) {
 	}
 	band := pinBandFrac * float64(max(w, h)) // 8 px
 	for _, c := range []struct {
-		name   string
-		cut    [4]bool
-		row    int     // grid row of the vertex (y = row*g, the last at h-1)
-		wantDx float64 // of a 5-pixel shift
+		name         string
+		cut          [4]bool
+		row          int // grid row of the vertex (y = row*g, the last at h-1)
+		shift        [2]float64
+		wantDx, want float64 // moved along x, along y
 	}{
-		{"on the cut edge", cut, 10, 0},
-		{"a band away", cut, 9, 5},
-		{"no edge cuts", [4]bool{}, 10, 5},
+		{"across the cut edge: held", cut, 10, [2]float64{0, -5}, 0, 0},
+		{"along the cut edge: slides", cut, 10, [2]float64{5, 0}, 5, 0},
+		{"a band away", cut, 9, [2]float64{5, -5}, 5, -5},
+		{"no edge cuts", [4]bool{}, 10, [2]float64{5, -5}, 5, -5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			vx, vy := make([]float64, gw*gw), make([]float64, gw*gw)
@@ -38,10 +41,10 @@ func TestPinToEdges(t *testing.T) {
 			i := c.row*gw + 5
 			need[i] = true
 			x, y := float64(5*g), float64(min(c.row*g, h-1))
-			vx[i], vy[i] = x+5, y
+			vx[i], vy[i] = x+c.shift[0], y+c.shift[1]
 			pinToEdges(vx, vy, need, c.cut, w, h, g)
-			if dx := vx[i] - x; math.Abs(dx-c.wantDx) > 1e-9 {
-				t.Fatalf("moved %g, want %g (band %g)", dx, c.wantDx, band)
+			if dx, dy := vx[i]-x, vy[i]-y; math.Abs(dx-c.wantDx) > 1e-9 || math.Abs(dy-c.want) > 1e-9 {
+				t.Fatalf("moved (%g,%g), want (%g,%g) (band %g)", dx, dy, c.wantDx, c.want, band)
 			}
 		})
 	}
@@ -52,7 +55,7 @@ func TestPinToEdges(t *testing.T) {
 // and half-way between by the smoothstep's half; other bones map in full.
 func TestHeadMapEasedFromTheNeck(t *testing.T) {
 	shift := [6]float64{1, 0, 10, 0, 1, 0} // x' = x + 10
-	head := bone{a: perception.Point{X: 50, Y: 100}, b: perception.Point{X: 50, Y: 0}, head: true, xf: shift}
+	head := bone{a: perception.Point{X: 50, Y: 100}, b: perception.Point{X: 50, Y: 0}, head: true, ease: 0.3, xf: shift}
 	limb := head
 	limb.head = false
 	for _, c := range []struct {
@@ -63,7 +66,7 @@ func TestHeadMapEasedFromTheNeck(t *testing.T) {
 	}{
 		{"neck end", head, 100, 0},
 		{"below the neck", head, 120, 0},
-		{"half the easing", head, 100 - neckEaseFrac*100/2, 5},
+		{"half the easing", head, 100 - 0.3*100/2, 5},
 		{"the face", head, 40, 10},
 		{"not the head", limb, 100, 10},
 	} {

@@ -30,6 +30,7 @@ type bone struct {
 	part int                // partBody, or the limb it belongs to
 	hand bool               // the hand bone of an arm
 	head bool               // the head bone (neck to above the face)
+	ease float64            // head: share of the bone, from the neck end, over which its map eases in
 	xf   [6]float64         // source -> target affine [a b c; d e f]
 }
 
@@ -66,14 +67,16 @@ func polyDist(p perception.Point, poly []perception.Point) float64 {
 }
 
 // mapPoint is p through the bone's map. The head's map (the face's
-// similarity, turn and shift included) is eased in from the neck end,
-// where the neck stays on the shoulders, to full at neckEaseFrac of the
-// bone's length: moved whole, the neck dragged the collar and the top of
-// the shoulders with it and tore notches there (fashn_garment and
-// codait_man_standing "looking left").
+// rigid turn and shift) is eased in from the neck end, where the neck
+// stays on the shoulders, to full at the chin (b.ease of the bone's
+// length): moved whole, the neck dragged the collar and the top of the
+// shoulders with it and tore notches there (fashn_garment and
+// codait_man_standing "looking left"); eased in past the chin, the jaw
+// moved less than the eyes and the face was sheared sideways
+// (codait_man_standing "looking left/right").
 func (b *bone) mapPoint(p perception.Point) perception.Point {
 	q := apply(b.xf, p)
-	if !b.head {
+	if !b.head || b.ease <= 0 {
 		return q
 	}
 	ax := sub(b.b, b.a)
@@ -81,14 +84,56 @@ func (b *bone) mapPoint(p perception.Point) perception.Point {
 	if l2 == 0 {
 		return q
 	}
-	t := math.Min(1, math.Max(0, dot(sub(p, b.a), ax)/l2/neckEaseFrac))
+	t := math.Min(1, math.Max(0, dot(sub(p, b.a), ax)/l2/b.ease))
 	t = t * t * (3 - 2*t)
 	return add(p, scale(sub(q, p), t))
 }
 
-// neckEaseFrac is the share of the head bone's length, from its neck
-// end, over which the head's map is eased in.
-const neckEaseFrac = 0.3
+// slideHeadAlongTop turns the head bone's map into a sideways shift, of
+// the face centre's: for a head cut by the top edge (the body layer
+// reaches it) the cut must stay on the edge, and a rotation moves one
+// side of it down into the picture; pinToEdges holding it back there
+// sheared the face (codait_man_standing "looking right", face_texture
+// 0.89 against 0.98 with the shift alone).
+func slideHeadAlongTop(bones []bone) {
+	for k := range bones {
+		b := &bones[k]
+		if !b.head {
+			continue
+		}
+		c := add(b.a, scale(sub(b.b, b.a), faceCentreOnHead))
+		b.xf = [6]float64{1, 0, apply(b.xf, c).X - c.X, 0, 1, 0}
+	}
+}
+
+// faceCentreOnHead is where on the head bone, from its neck end, the
+// face joints' centre lies (buildBones: the bone runs from 0.3 to 1.45
+// of the shoulders-to-face-centre vector).
+const faceCentreOnHead = 0.7 / 1.15
+
+// Head map easing, in shares of the head bone's length from its neck
+// end: the map is full at the chin, estimated as the mouth plus
+// chinBelowMouth nose-to-mouth distances, and the easing band is held
+// between minNeckEase and maxNeckEase (a chin the face keypoints place
+// at the neck end, or a face seen from behind).
+const (
+	chinBelowMouth = 1.4
+	minNeckEase    = 0.08
+	maxNeckEase    = 0.3
+)
+
+// neckEase is the share of the head bone a->b, from a, at which the
+// face's chin lies (the source's face joints J), within the limits.
+func neckEase(a, b perception.Point, J *[33]perception.Point) float64 {
+	ax := sub(b, a)
+	l2 := dot(ax, ax)
+	if l2 == 0 {
+		return maxNeckEase
+	}
+	m := mid(J[9], J[10])
+	chin := add(m, scale(sub(m, J[0]), chinBelowMouth))
+	return math.Min(maxNeckEase, math.Max(minNeckEase, dot(sub(chin, a), ax)/l2))
+}
 
 // score is the distance to the bone in radii.
 func (b *bone) score(p perception.Point) float64 {
@@ -108,6 +153,28 @@ func similarity2(a, b, a2, b2 perception.Point) [6]float64 {
 		return [6]float64{1, 0, t.X, 0, 1, t.Y}
 	}
 	return m
+}
+
+// rigidLSQ fits a rotation and translation (no scale, no squeeze) by
+// least squares: the best similarity with its scale set to 1, about the
+// points' centroids.
+func rigidLSQ(src, dst []perception.Point) [6]float64 {
+	fs := make([][2]float64, len(src))
+	fd := make([][2]float64, len(dst))
+	var ms, md perception.Point
+	for i := range src {
+		fs[i] = [2]float64{src[i].X, src[i].Y}
+		fd[i] = [2]float64{dst[i].X, dst[i].Y}
+		ms, md = add(ms, src[i]), add(md, dst[i])
+	}
+	sim, err := cv.SimilarityFromPointsF(fs, fd)
+	s := math.Hypot(sim[0], sim[3])
+	if err != nil || s <= 0 {
+		return [6]float64{1, 0, 0, 0, 1, 0}
+	}
+	ms, md = scale(ms, 1/float64(len(src))), scale(md, 1/float64(len(dst)))
+	c, sn := sim[0]/s, sim[3]/s
+	return [6]float64{c, -sn, md.X - (c*ms.X - sn*ms.Y), sn, c, md.Y - (sn*ms.X + c*ms.Y)}
 }
 
 // affineLSQ fits a general affine map by least squares; when the points are
@@ -212,7 +279,7 @@ func buildBones(S, O Skeleton, rel reliability) []bone {
 	ear := norm(sub(J[7], J[8]))
 	top := add(hc, scale(sub(hc, sh), 0.45))
 	neck := add(sh, scale(sub(hc, sh), 0.3))
-	bs = append(bs, bone{a: neck, b: top, r: math.Max(0.6*ear, 0.18*U), head: true, xf: affineLSQ(fs, ft)})
+	bs = append(bs, bone{a: neck, b: top, r: math.Max(0.6*ear, 0.18*U), head: true, ease: neckEase(neck, top, &J), xf: rigidLSQ(fs, ft)})
 	seg := func(a, b int, r float64, side int) {
 		bs = append(bs, bone{a: J[a], b: J[b], r: r * U, part: side, xf: similarity2(J[a], J[b], T[a], T[b])})
 	}
@@ -352,6 +419,9 @@ type Reposer struct {
 	img             *image.RGBA
 	cov             [][]uint8 // per part coverage, source pixels
 	bodyTex, legTex *image.RGBA
+	// plate is the background plate with its fill matched to the photo
+	// round it (matchPlate).
+	plate *image.RGBA
 	// armBg is each arm layer's share of pixels that match the plate
 	// (plateLike), by arm (left, right).
 	armBg [2]float64
@@ -393,6 +463,7 @@ func NewReposer(ctx context.Context, p perception.Perception, src *scene.Scene) 
 	if err := r.layers(ctx, skin); err != nil {
 		return nil, err
 	}
+	r.plate = matchPlate(r.img, raster.RGBA(src.Background), src.HoleMask)
 	return r, nil
 }
 
@@ -609,9 +680,12 @@ func bodyUnderLimbs(cov [][]uint8, label []int8, w, h int) {
 // render draws the layers re-posed from the source skeleton to O over the
 // background plate.
 func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
-	S, img, cov, src := r.S, r.img, r.cov, r.src
+	S, img, cov := r.S, r.img, r.cov
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	bones := buildBones(S, O, r.rel)
+	if cutEdges(cov[partBody], w, h)[0] {
+		slideHeadAlongTop(bones)
+	}
 	bodyTex, legTex := r.bodyTex, r.legTex
 	spine := norm(sub(S.MidShoulder(), S.MidHip()))
 	bodyZ := (O.Z[11] + O.Z[12]) / 2
@@ -641,8 +715,9 @@ func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
 	sort.SliceStable(layers, func(a, b int) bool { return layers[a].z > layers[b].z })
 
 	out := image.NewRGBA(img.Rect)
-	copy(out.Pix, raster.RGBA(src.Background).Pix)
+	copy(out.Pix, r.plate.Pix)
 	alphaOut := image.NewGray(img.Rect)
+	moved := make([]uint8, w*h)
 	g := max(3, int(math.Round(float64(max(w, h))/160)))
 	for _, L := range layers {
 		if !any255(L.alpha) {
@@ -653,7 +728,7 @@ func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
 		}
 		buf := image.NewRGBA(img.Rect)
 		abuf := make([]uint8, w*h)
-		warpLayer(L, bones, w, h, g, buf, abuf)
+		warpLayer(L, bones, w, h, g, buf, abuf, moved)
 		a := &image.Gray{Pix: abuf, Stride: w, Rect: img.Rect}
 		scene.Composite(out, buf, a, image.Point{})
 		for i, v := range abuf {
@@ -663,6 +738,7 @@ func (r *Reposer) render(ctx context.Context, O Skeleton) (*Rendered, error) {
 		}
 	}
 	sealCracks(out, alphaOut)
+	keepStill(out, img, moved, w, h)
 	return &Rendered{Image: out, Alpha: alphaOut, Target: O, CarriedBackground: r.carried(O)}, nil
 }
 
@@ -693,8 +769,9 @@ func blur1(a []uint8, w, h int) {
 
 // warpLayer renders one layer: a grid with step g over the source, vertex
 // targets by linear blend skinning over the bones the layer may follow,
-// triangles drawn by inverse affine sampling.
-func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8) {
+// triangles drawn by inverse affine sampling. moved (w*h) gets 255 where
+// a cell that moves comes from or lands (keepStill).
+func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf, moved []uint8) {
 	gw, gh := (w+g-1)/g+1, (h+g-1)/g+1
 	cov, anyCov := coveredCells(L.alpha, w, h, g)
 	if !anyCov {
@@ -728,8 +805,13 @@ func warpLayer(L layer, bones []bone, w, h, g int, buf *image.RGBA, abuf []uint8
 			}
 			i00, i10, i01, i11 := cy*gw+cx, cy*gw+cx+1, (cy+1)*gw+cx, (cy+1)*gw+cx+1
 			s00, s10, s01, s11 := sp(cx, cy), sp(cx+1, cy), sp(cx, cy+1), sp(cx+1, cy+1)
-			drawTri(src, L.alpha, w, h, buf, abuf, [3]perception.Point{s00, s10, s11}, [3]perception.Point{d(i00), d(i10), d(i11)})
-			drawTri(src, L.alpha, w, h, buf, abuf, [3]perception.Point{s00, s11, s01}, [3]perception.Point{d(i00), d(i11), d(i01)})
+			var mark []uint8
+			if cellMoved([4]perception.Point{s00, s10, s01, s11}, [4]perception.Point{d(i00), d(i10), d(i01), d(i11)}) {
+				mark = moved
+				markRect(moved, w, h, image.Rect(int(s00.X), int(s00.Y), int(s11.X)+1, int(s11.Y)+1))
+			}
+			drawTri(src, L.alpha, w, h, buf, abuf, mark, [3]perception.Point{s00, s10, s11}, [3]perception.Point{d(i00), d(i10), d(i11)})
+			drawTri(src, L.alpha, w, h, buf, abuf, mark, [3]perception.Point{s00, s11, s01}, [3]perception.Point{d(i00), d(i11), d(i01)})
 		}
 	}
 }
@@ -851,8 +933,9 @@ func cross(a, b, c perception.Point) float64 {
 // drawTri fills the destination triangle dst with samples from the source
 // triangle s (texture and coverage). A pixel takes the sample when its
 // coverage is higher than what is already there. Folded or torn triangles
-// (flipped, or stretched more than 8x) are skipped.
-func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf []uint8, s, d [3]perception.Point) {
+// (flipped, or stretched more than 8x) are skipped. mark (optional, w*h)
+// gets 255 wherever the triangle lands with any coverage.
+func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf, mark []uint8, s, d [3]perception.Point) {
 	as := cross(s[0], s[1], s[2])
 	ad := cross(d[0], d[1], d[2])
 	if math.Abs(as) < 1e-9 || ad*as <= 0 || math.Abs(ad) > 8*math.Abs(as) || math.IsNaN(ad) {
@@ -885,6 +968,9 @@ func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf []u
 			sy := l0*s[0].Y + l1*s[1].Y + l2*s[2].Y
 			a := sampleA(alpha, w, h, sx, sy)
 			i := y*w + x
+			if mark != nil && a > 0 {
+				mark[i] = 255
+			}
 			if a <= abuf[i] {
 				continue
 			}
@@ -895,6 +981,63 @@ func drawTri(tex *image.RGBA, alpha []uint8, w, h int, buf *image.RGBA, abuf []u
 			buf.Pix[o+1] = uint8(g + 0.5)
 			buf.Pix[o+2] = uint8(b + 0.5)
 			buf.Pix[o+3] = 255
+		}
+	}
+}
+
+// stillEps is the largest move, in pixels, of a grid vertex that counts
+// as staying in place (the blend of a moved bone's map with a far
+// unmoved one's leaves such hundredths of a pixel).
+const stillEps = 0.1
+
+// cellMoved says whether any of a grid cell's vertices moves from s to d
+// by more than stillEps.
+func cellMoved(s, d [4]perception.Point) bool {
+	for k := range s {
+		if norm(sub(d[k], s[k])) > stillEps {
+			return true
+		}
+	}
+	return false
+}
+
+// markRect sets m (w*h) to 255 over r, clipped to the image.
+func markRect(m []uint8, w, h int, r image.Rectangle) {
+	r = r.Intersect(image.Rect(0, 0, w, h))
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			m[y*w+x] = 255
+		}
+	}
+}
+
+// stillFeather is the distance, in pixels, from the moved pixels over
+// which the photo is eased back in.
+const stillFeather = 2
+
+// keepStill puts the photo (img) back wherever nothing moved: away from
+// every pixel a moving cell comes from or lands on (moved), the layers
+// land where they were, and re-compositing them showed the arms' soft
+// edges over the body's texture inpainted under them as faint seams
+// (codait_man_standing's shirt, "looking at camera"). The photo is eased
+// in over stillFeather pixels from the moved ones.
+func keepStill(out, img *image.RGBA, moved []uint8, w, h int) {
+	mv := scene.Dilate(&image.Gray{Pix: moved, Stride: w, Rect: image.Rect(0, 0, w, h)}, stillFeather)
+	a := make([]uint8, w*h)
+	for i, v := range mv.Pix {
+		if v == 0 {
+			a[i] = 255
+		}
+	}
+	blur1(a, w, h)
+	blur1(a, w, h)
+	for i, v := range a {
+		if v == 0 {
+			continue
+		}
+		o := i * 4
+		for c := range 3 {
+			out.Pix[o+c] = uint8((int(out.Pix[o+c])*(255-int(v)) + int(img.Pix[o+c])*int(v) + 127) / 255)
 		}
 	}
 }
