@@ -21,13 +21,7 @@ import (
 // line) that were the dark old sleeve in the photo and are the wall's
 // light grey in the output.
 func TestTryonNoGapUnderSleeve(t *testing.T) {
-	res, err := run(t, Inputs{PersonImage: "file:images/fashn_garment.webp", GarmentImage: "file:garments/flatlay_tee_red.png", Accuracy: "standard", SampleCount: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig := raster.RGBA(pipelinetest.Image(t, "images/fashn_garment.webp"))
-	out := raster.RGBA(res.Outputs[0].Image)
-	pipelinetest.WritePNG(t, "tryon_armgap_fashn_garment.png", out)
+	orig, out := redTeeOn(t, "fashn_garment.webp")
 	pose, err := pipelinetest.Perception(t).Pose(context.Background(), orig)
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +31,19 @@ func TestTryonNoGapUnderSleeve(t *testing.T) {
 	if gap > maxArmGap {
 		t.Errorf("%d wall-grey pixels on the upper arms, want at most %d", gap, maxArmGap)
 	}
+}
+
+// redTeeOn runs tryon (the red flat-lay tee, standard) on a shared photo
+// and returns the photo and the output.
+func redTeeOn(t *testing.T, photo string) (orig, out *image.RGBA) {
+	t.Helper()
+	res, err := run(t, Inputs{PersonImage: "file:images/" + photo, GarmentImage: "file:garments/flatlay_tee_red.png", Accuracy: "standard", SampleCount: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = raster.RGBA(res.Outputs[0].Image)
+	pipelinetest.WritePNG(t, "tryon_audit_"+photo+".png", out)
+	return raster.RGBA(pipelinetest.Image(t, "images/"+photo)), out
 }
 
 // maxArmGap is the most wall-grey pixels TestTryonNoGapUnderSleeve
@@ -82,13 +89,7 @@ func armGap(orig, out *image.RGBA, pose *perception.Pose) int {
 // pass; every check passed, as none compares alpha). The edit must not
 // make any transparent pixel of the photo visible.
 func TestTryonKeepsTransparency(t *testing.T) {
-	res, err := run(t, Inputs{PersonImage: "file:images/codait_man_tpose_cutout.png", GarmentImage: "file:garments/flatlay_tee_red.png", Accuracy: "standard", SampleCount: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig := raster.RGBA(pipelinetest.Image(t, "images/codait_man_tpose_cutout.png"))
-	out := raster.RGBA(res.Outputs[0].Image)
-	pipelinetest.WritePNG(t, "tryon_cutout.png", out)
+	orig, out := redTeeOn(t, "codait_man_tpose_cutout.png")
 	shown := 0
 	for i := 3; i < len(orig.Pix); i += 4 {
 		if orig.Pix[i] == 0 && out.Pix[i] != 0 {
