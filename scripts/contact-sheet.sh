@@ -2,7 +2,11 @@
 # Regenerates docs/contact-*.png and docs/CONTACT_SHEET.md: starts a private
 # `fashiond serve` (own data dir, own Redis, a throw-away key), submits every
 # model and style through the public HTTP API with ../shared/testdata, and
-# composes the outputs. Usage: scripts/contact-sheet.sh [--only SHEETS]
+# composes the outputs. Usage:
+#   scripts/contact-sheet.sh [-only SHEETS] [-jpeg] [-photos six|other|all] [-save DIR] [-out DIR]
+# -photos picks the photos of the photos-* sheets: six (default: the six
+# issue-9 photos), other (the seven other shared photos of a person), all;
+# -save DIR also keeps every output at full size (go run ./cmd/contactsheet -h).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

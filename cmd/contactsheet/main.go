@@ -6,6 +6,12 @@
 //	go run ./cmd/contactsheet -base http://127.0.0.1:8080 -key KEY
 //
 // scripts/contact-sheet.sh starts a private server and runs it.
+//
+// -photos picks the photos of the photos-* sheets: "six" (default, the six
+// issue-9 photos), "other" (the seven other shared photos of a person) or
+// "all" (all thirteen). -save DIR also writes every output at full size
+// (DIR/<sheet>/<photo or row>-<n>.<ext>) to be looked at beyond the sheets'
+// thumbnails.
 package main
 
 import (
@@ -63,6 +69,8 @@ var (
 	only     = flag.String("only", "", "comma-separated sheets to build (default all)")
 	parallel = flag.Int("parallel", 2, "jobs in flight")
 	asJPEG   = flag.Bool("jpeg", false, "write the sheets as JPEG (smaller files for photo sheets)")
+	photos   = flag.String("photos", "six", "photos of the photos-* sheets: six (the issue-9 six), other (the seven other shared photos of a person) or all")
+	save     = flag.String("save", "", "also write every output at full size under this directory (one folder per sheet)")
 )
 
 // jpegQuality is the JPEG quality of -jpeg sheets.
@@ -74,7 +82,11 @@ func main() {
 	if *key == "" {
 		log.Fatal("contactsheet: -key (or FASHIOND_KEY) is required")
 	}
-	jobs := plan()
+	subjects, ok := photoSets[*photos]
+	if !ok {
+		log.Fatalf("contactsheet: -photos %q: must be six, other or all", *photos)
+	}
+	jobs := plan(subjects)
 	if *only != "" {
 		keep := map[string]bool{}
 		for _, s := range strings.Split(*only, ",") {
@@ -173,7 +185,7 @@ func uri(rel string) string {
 	return u
 }
 
-func plan() []*job {
+func plan(subjects []string) []*job {
 	person := "images/fashn_model.webp"
 	var js []*job
 	for _, g := range []string{"flatlay_tee_red.png", "flatlay_tee_navy_stripes.png", "flatlay_longsleeve_green.png", "flatlay_trousers_khaki.png", "tee_white_ghost.png"} {
@@ -221,12 +233,12 @@ func plan() []*job {
 		&job{Sheet: spec.ModelImageToVideo, Label: "8s 9:16 audio, runway push in", Model: spec.ModelImageToVideo, Shown: []string{person},
 			Inputs: map[string]any{"imageUrl": uri(person), "prompt": "runway show, push in", "duration": 8, "aspectRatio": "9:16", "generateAudio": true}},
 	)
-	return append(js, photoJobs()...)
+	return append(js, photoJobs(subjects)...)
 }
 
 // photoSubjects are the real photos every model runs on in the photos-*
-// sheets: full-body woman and man, a portrait, a three-quarter view and
-// the two two-person photos.
+// sheets by default: full-body woman and man, a portrait, a three-quarter
+// view and the two two-person photos.
 var photoSubjects = []string{
 	"images/pexels_woman_dog_standing.jpg",
 	"images/codait_man_standing.jpg",
@@ -236,12 +248,33 @@ var photoSubjects = []string{
 	"images/pexels_two_women_phones.jpg",
 }
 
+// otherSubjects are the other shared photos of a person (IMAGES.md): the
+// seated man, the printed tee worn, the astronaut, the man with a camera
+// (greyscale), a face close-up, the T-pose cutout (RGBA) and the
+// face-paint portrait.
+var otherSubjects = []string{
+	"images/fashn_model.webp",
+	"images/fashn_garment.webp",
+	"images/astronaut.png",
+	"images/camera.png",
+	"images/gocv_face.jpg",
+	"images/codait_man_tpose_cutout.png",
+	"images/pexels_woman_facepaint_portrait.png",
+}
+
+// photoSets are the choices of -photos.
+var photoSets = map[string][]string{
+	"six":   photoSubjects,
+	"other": otherSubjects,
+	"all":   append(append([]string{}, photoSubjects...), otherSubjects...),
+}
+
 // photoJobs runs every model on every photo subject, one sheet per model
 // (photos-<model>), one row per photo.
-func photoJobs() []*job {
+func photoJobs(subjects []string) []*job {
 	const tee = "garments/flatlay_tee_red.png"
 	var js []*job
-	for _, ph := range photoSubjects {
+	for _, ph := range subjects {
 		name := strings.TrimSuffix(filepath.Base(ph), filepath.Ext(ph))
 		add := func(model, label string, shown []string, in map[string]any) {
 			js = append(js, &job{Sheet: "photos-" + model, Label: name + ": " + label, Model: model, Shown: shown, Inputs: in})
@@ -322,33 +355,51 @@ func run(ctx context.Context, j *job) {
 
 const cell = 220
 
-func fetchImage(ctx context.Context, ref string) ([]image.Image, string, error) {
-	var data []byte
+// fetchOutput returns an output's bytes and whether it is a video.
+func fetchOutput(ctx context.Context, ref string) ([]byte, bool, error) {
 	if strings.HasPrefix(ref, "data:") {
 		_, b64, _ := strings.Cut(ref, ",")
 		b, err := base64.StdEncoding.DecodeString(b64)
-		if err != nil {
-			return nil, "", err
-		}
-		data = b
-	} else {
-		req, _ := http.NewRequestWithContext(ctx, "GET", ref, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, "", err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != 200 {
-			return nil, "", fmt.Errorf("GET %s: %d", ref, resp.StatusCode)
-		}
-		data, _ = io.ReadAll(resp.Body)
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "video/") {
-			return videoFrames(ctx, data)
-		}
+		return b, false, err
 	}
-	img, format, err := image.Decode(bytes.NewReader(data))
+	req, _ := http.NewRequestWithContext(ctx, "GET", ref, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil, false, fmt.Errorf("GET %s: %d", ref, resp.StatusCode)
+	}
+	data, err := io.ReadAll(resp.Body)
+	return data, strings.HasPrefix(resp.Header.Get("Content-Type"), "video/"), err
+}
+
+// fetchImage decodes an output: one image, or four frames of a video. With
+// -save it also writes the output's bytes as saveAs plus the format's
+// extension.
+func fetchImage(ctx context.Context, ref, saveAs string) ([]image.Image, string, error) {
+	data, video, err := fetchOutput(ctx, ref)
 	if err != nil {
 		return nil, "", err
+	}
+	format := "mp4"
+	var img image.Image
+	if !video {
+		if img, format, err = image.Decode(bytes.NewReader(data)); err != nil {
+			return nil, "", err
+		}
+	}
+	if saveAs != "" {
+		if err := os.MkdirAll(filepath.Dir(saveAs), 0o755); err != nil {
+			return nil, "", err
+		}
+		if err := os.WriteFile(saveAs+"."+format, data, 0o644); err != nil {
+			return nil, "", err
+		}
+	}
+	if video {
+		return videoFrames(ctx, data)
 	}
 	return []image.Image{img}, fmt.Sprintf("%s %dx%d", format, img.Bounds().Dx(), img.Bounds().Dy()), nil
 }
@@ -407,7 +458,11 @@ func compose(ctx context.Context, js []*job, path string) error {
 			}
 		}
 		for i, o := range j.outputs {
-			imgs, desc, err := fetchImage(ctx, o)
+			saveAs := ""
+			if *save != "" {
+				saveAs = filepath.Join(*save, j.Sheet, fmt.Sprintf("%s-%d", strings.NewReplacer(" ", "_", ":", "", ",", "", "/", "_").Replace(j.Label), i+1))
+			}
+			imgs, desc, err := fetchImage(ctx, o, saveAs)
 			if err != nil {
 				r.notes = append(r.notes, "output error: "+err.Error())
 				continue

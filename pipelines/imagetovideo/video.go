@@ -155,6 +155,7 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 	if err != nil {
 		return nil, err
 	}
+	img, flattened := onWhite(img)
 	mp4, st, err := p.Generate(ctx, img, spec, progress)
 	if err != nil {
 		return nil, err
@@ -169,6 +170,9 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 			"camera move rendered as 2.5D depth parallax of two layers (person, background plate with the person inpainted); nothing outside the photo is generated beyond mirrored, blurred background extension",
 			"body motion is a small pose-anchored deformation (breathing, sway, head drift), not a generated performance: no walking, turning or garment physics",
 		},
+	}
+	if flattened {
+		out.Notes = append(out.Notes, "the photo's transparent background is shown white (a video has no transparency)")
 	}
 	if g := st.Generative; g != nil {
 		out.Path = "generative"

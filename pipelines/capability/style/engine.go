@@ -59,6 +59,7 @@ func (l *look) apply(src *image.RGBA, o Options) (*image.RGBA, []float32) {
 	var matte []float32
 	if l.backdrop != nil && mask != nil && !o.NoBackdrop {
 		m := refineMatte(R, G, B, mask, diag)
+		clearTransparent(m, src)
 		l.backdrop.paint(R, G, B, m, diag)
 		matte = m.P
 	}

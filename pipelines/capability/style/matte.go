@@ -1,6 +1,10 @@
 package style
 
-import "fashiond/pipelines/capability/raster"
+import (
+	"image"
+
+	"fashiond/pipelines/capability/raster"
+)
 
 // refineMatte sharpens a soft person mask near its outline with the
 // photo's colours, so that a backdrop replacement leaves no half-
@@ -77,4 +81,21 @@ func refineMatte(R, G, B, mask *raster.Plane, diag float64) *raster.Plane {
 
 	raster.Blur(out, tmp, 0.8)
 	return out
+}
+
+// clearTransparent sets the matte to 0 (background) wherever src is fully
+// transparent: a cut-out photo's transparent background is never the
+// person, though its premultiplied pixels are black and the person mask
+// and the colour refinement may take dark gaps (between the legs, above
+// the head of codait_man_tpose_cutout.png) for the person; the backdrop
+// then left them black.
+func clearTransparent(m *raster.Plane, src *image.RGBA) {
+	if src.Opaque() {
+		return
+	}
+	for i := range m.P {
+		if src.Pix[(i/m.W)*src.Stride+(i%m.W)*4+3] == 0 {
+			m.P[i] = 0
+		}
+	}
 }

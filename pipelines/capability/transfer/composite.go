@@ -49,6 +49,7 @@ func composite(b *body, kind string, parts []part, acc string, info *TransferInf
 		if kind == garment.KindTop {
 			fillBelowHem(base, b, fill, alpha)
 		}
+
 	}
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	copy(out.Pix, base.Pix)
@@ -77,6 +78,9 @@ func composite(b *body, kind string, parts []part, acc string, info *TransferInf
 		}
 	}
 	layerA := drawParts(b, out, parts, keep, islands, allow, shade)
+	if kind != garment.KindBottom && covN < oldN && recolour == nil {
+		fillArms(out, base, b, fill, layerA)
+	}
 	info.Layer = mask.FromFloat(layerA, w, h)
 	info.Replaced = old
 	info.PersonMask = dressedPerson(b, info.Layer)

@@ -79,11 +79,13 @@ func (s *Subject) TryOnRegion(info *TransferInfo) *image.Gray {
 }
 
 // Place puts an edited crop back into the photo, confined to the subject's
-// region and blend band (body.ConfineCrop), and measures the result:
-// changed_outside_subject, then, when the subject's face was seen,
-// face_region_change and face_found.
+// region and blend band (body.ConfineCrop), keeps the photo's transparency
+// (keepTransparency), and measures the result: changed_outside_subject,
+// then, when the subject's face was seen, face_region_change and
+// face_found.
 func (s *Subject) Place(ctx context.Context, p perception.Perception, crop image.Image) (*image.RGBA, []pipelines.Check, error) {
 	final := bodypkg.ConfineCrop(s.Img, crop, s.Crop, s.Alpha)
+	keepTransparency(s.Img, final)
 	checks := []pipelines.Check{selfcheck.ChangedOutsideSubject(s.Img, final, s.Analysis)}
 	if f := s.Face(); f != nil {
 		found, err := selfcheck.FaceFound(ctx, p, final, *f)
@@ -123,4 +125,30 @@ func (s *Subject) Explain(err error) error {
 		return err
 	}
 	return &pipelines.Error{Msg: strings.ReplaceAll(pe.Msg, jobField, s.Photo), Transient: pe.Transient, Err: pe.Err}
+}
+
+// keepTransparency gives every pixel of out (premultiplied, orig's size)
+// orig's alpha, its colour scaled alike: a garment edit never makes a
+// transparent pixel of a cut-out photo visible. The transfer sees the
+// transparent background as black, and without this the blend band round
+// the subject turned it into a black halo (codait_man_tpose_cutout.png).
+// A garment wider than a cut-out person is clipped to the person.
+func keepTransparency(orig, out *image.RGBA) {
+	if len(orig.Pix) != len(out.Pix) || orig.Opaque() {
+		return
+	}
+	for i := 3; i < len(out.Pix); i += 4 {
+		oa, ea := orig.Pix[i], out.Pix[i]
+		if oa == ea {
+			continue
+		}
+		for c := i - 3; c < i; c++ {
+			v := 0
+			if ea > 0 {
+				v = (int(out.Pix[c])*int(oa) + int(ea)/2) / int(ea)
+			}
+			out.Pix[c] = uint8(min(v, int(oa)))
+		}
+		out.Pix[i] = oa
+	}
 }

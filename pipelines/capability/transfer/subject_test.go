@@ -79,6 +79,9 @@ func TestSubjectPlace(t *testing.T) {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	for i := range img.Pix {
 		img.Pix[i] = uint8(i * 7)
+		if i%4 == 3 {
+			img.Pix[i] = 255 // an opaque photo (keepTransparency is TestKeepTransparency's)
+		}
 	}
 	subject, other := image.Rect(20, 20, 80, 110), image.Rect(130, 20, 190, 110)
 	a := &bodypkg.Analysis{W: w, H: h, People: []bodypkg.Person{person(w, h, subject), person(w, h, other)}}
@@ -106,6 +109,37 @@ func TestSubjectPlace(t *testing.T) {
 	}
 	if s.Note() == "" || !strings.HasPrefix(s.Note(), "subject: ") {
 		t.Errorf("note %q, want one naming the subject", s.Note())
+	}
+}
+
+// TestKeepTransparency: an edit keeps every pixel's alpha; a transparent
+// pixel made opaque black by the edit (the cut-out's halo) is transparent
+// again, a half-transparent edge keeps its alpha with the edit's colour
+// scaled to it, and an opaque photo is left as it is.
+func TestKeepTransparency(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		orig, out [4]uint8
+		want      [4]uint8
+	}{
+		{"transparent made opaque black", [4]uint8{0, 0, 0, 0}, [4]uint8{0, 0, 0, 255}, [4]uint8{0, 0, 0, 0}},
+		{"transparent made opaque red", [4]uint8{0, 0, 0, 0}, [4]uint8{200, 0, 0, 255}, [4]uint8{0, 0, 0, 0}},
+		{"half edge edited red", [4]uint8{60, 60, 60, 128}, [4]uint8{200, 0, 0, 255}, [4]uint8{100, 0, 0, 128}},
+		{"opaque edited", [4]uint8{1, 2, 3, 255}, [4]uint8{9, 8, 7, 255}, [4]uint8{9, 8, 7, 255}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			orig, out := image.NewRGBA(image.Rect(0, 0, 2, 1)), image.NewRGBA(image.Rect(0, 0, 2, 1))
+			copy(orig.Pix, tc.orig[:])
+			copy(out.Pix, tc.out[:])
+			copy(orig.Pix[4:], []uint8{0, 0, 0, 0}) // a second, transparent pixel the edit left alone
+			keepTransparency(orig, out)
+			if got := [4]uint8(out.Pix[:4]); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+			if got := [4]uint8(out.Pix[4:]); got != [4]uint8{} {
+				t.Errorf("untouched transparent pixel became %v", got)
+			}
+		})
 	}
 }
 
