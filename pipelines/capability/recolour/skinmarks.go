@@ -15,7 +15,7 @@ import (
 // and bare body surrounds it: a worn garment is wide, and where it is
 // narrow (a strap, a collar) it joins the rest of the garment, or
 // background, hair or other cloth lie around it. Measured on the
-// face-paint portrait: its 11 kept pieces have half-widths 0.010-0.038
+// face-paint portrait: its 10 kept pieces have half-widths 0.010-0.038
 // shoulder widths and 0.63-1.00 of their surroundings bare body; on the
 // 11 other photos of the prompt-tryon tests and the sheet no kept piece is
 // thinner than 0.05 (their kept pieces read 0.06-1.98).
