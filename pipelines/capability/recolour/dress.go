@@ -33,11 +33,20 @@ func Dress(ctx context.Context, p perception.Perception, img image.Image, spec S
 type RegionError struct {
 	Region string
 	Area   float64 // fraction of the image the region covers
+	// Marks is the fraction of the image that the clothes parser called
+	// clothes and that are marks on bare skin (body paint, a tattoo, a
+	// necklace), left alone (see markHalfWidth).
+	Marks float64
 }
 
 func (e *RegionError) Error() string {
 	what := map[string]string{RegionTop: "an upper-body garment", RegionBottom: "a lower-body garment (the photo may not show the legs)", RegionFull: "any clothing"}[e.Region]
-	return fmt.Sprintf("prompt-tryon: found no %s region in the person image: %s covers %.2f%% of it", e.Region, what, e.Area*100)
+	msg := fmt.Sprintf("prompt-tryon: found no %s region in the person image: %s covers %.2f%% of it", e.Region, what, e.Area*100)
+	if e.Marks > 0 {
+		worn := map[string]string{RegionTop: "top", RegionBottom: "trousers or skirt", RegionFull: "clothing"}[e.Region]
+		msg += fmt.Sprintf("; the person wears no %s to recolour: what the clothes parser took for clothes (%.2f%% of the image) is paint or marks on bare skin, which is never recoloured. prompt-tryon changes the colour and pattern of the garments a person wears, it does not draw new ones on bare skin (an installed inpainting model repaints a worn garment's region only); use a photo of a person wearing one", worn, e.Marks*100)
+	}
+	return msg
 }
 
 // DressRegions renders spec over precomputed regions.
@@ -85,7 +94,7 @@ func (r *Regions) Check(spec Spec) error {
 			return fmt.Errorf("prompt-tryon: unknown region %q", g.Region)
 		}
 		if area < minRegionArea {
-			return &RegionError{Region: g.Region, Area: area}
+			return &RegionError{Region: g.Region, Area: area, Marks: r.marksArea}
 		}
 	}
 	return nil

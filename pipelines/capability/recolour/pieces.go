@@ -35,15 +35,16 @@ func (r *Regions) chestBox() image.Rectangle {
 }
 
 // dropStrayPieces zeroes the garment alpha (garment-ness before the split)
-// outside the pieces of the garment that are large enough and, in a
-// face-framed photo, reach the chest.
-func (r *Regions) dropStrayPieces(garment *raster.Plane, diag float64) {
+// outside the pieces of the garment that are large enough, in a
+// face-framed photo reach the chest, and are no marks on bare skin.
+func (r *Regions) dropStrayPieces(garment *raster.Plane, wk *regionWork) {
 	w, h := r.w, r.h
 	lab, sizes := mask.Components(mask.Binary(mask.FromFloat(garment.P, w, h), 128))
 	if len(sizes) < 2 {
 		return
 	}
 	largest := slices.Max(sizes[1:])
+	kept := make([]bool, len(sizes))
 	anchored := make([]bool, len(sizes))
 	chest := r.chestBox()
 	for l := range anchored {
@@ -54,13 +55,17 @@ func (r *Regions) dropStrayPieces(garment *raster.Plane, diag float64) {
 			anchored[lab[y*w+x]] = true
 		}
 	}
+	for l := 1; l < len(sizes); l++ {
+		kept[l] = anchored[l] && float64(sizes[l]) >= minPieceShare*float64(largest)
+	}
+	r.dropMarksOnSkin(kept, lab, sizes, wk)
 	keep := image.NewGray(image.Rect(0, 0, w, h))
 	for i, l := range lab {
-		if l != 0 && anchored[l] && float64(sizes[l]) >= minPieceShare*float64(largest) {
+		if kept[l] {
 			keep.Pix[i] = 255
 		}
 	}
-	near := mask.Dilate(keep, pieceReach*diag)
+	near := mask.Dilate(keep, pieceReach*wk.diag)
 	for i, v := range near.Pix {
 		if v == 0 {
 			garment.P[i] = 0

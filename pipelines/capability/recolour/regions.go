@@ -30,6 +30,7 @@ type Regions struct {
 	topModel, botModel *labModel
 	hanging            *raster.Plane // hair the parser labelled clothes (hangingHair), or nil
 	hair               *raster.Plane // the parser's hair and the hanging hair
+	marksArea          float64       // share of the image of the marks on bare skin the parser called clothes (dropMarksOnSkin)
 }
 
 // NoPersonError says the pose model found no person to dress.
@@ -445,7 +446,7 @@ func (r *Regions) closeAndSplit(wk *regionWork, pTop *raster.Plane) {
 	for i := range closed.P {
 		closed.P[i] = max(r.clothes.P[i], raster.Smoothstep(0.35, 0.65, closed.P[i])) * raster.Smoothstep(0.2, 0.6, wk.notBody.P[i]) * wk.pg.P[i]
 	}
-	r.dropStrayPieces(closed, wk.diag)
+	r.dropStrayPieces(closed, wk)
 	r.clothes = closed
 	r.full, r.top, r.bottom = raster.NewPlane(w, h), raster.NewPlane(w, h), raster.NewPlane(w, h)
 	for i := range closed.P {
