@@ -146,6 +146,9 @@ type Renderer struct {
 	// several is the people analysis of a photo of several people (nil
 	// otherwise): the subject is re-rendered in place (inPlace).
 	several *bodypkg.Analysis
+	// onWhite says the photo had transparency and was laid over white
+	// (raster.OnWhite): every view's notes say so.
+	onWhite bool
 }
 
 // Prepare splits the photo into layers once for all angles.
@@ -154,6 +157,9 @@ func (p *Pipeline) Prepare(ctx context.Context, img image.Image) (*Renderer, err
 	if b.Dx() < 32 || b.Dy() < 32 {
 		return nil, pipelines.Failf("inputs.imageUrl: image %dx%d is too small (need at least 32x32)", b.Dx(), b.Dy())
 	}
+	// A cut-out's transparent background is black once premultiplied: the
+	// checks read it as a hole torn in the picture (largest_hole).
+	img, flattened := raster.OnWhite(img)
 	work := raster.RGBA(img)
 	if px := b.Dx() * b.Dy(); px > maxWorkPixels {
 		k := math.Sqrt(float64(maxWorkPixels) / float64(px))
@@ -185,7 +191,7 @@ func (p *Pipeline) Prepare(ctx context.Context, img image.Image) (*Renderer, err
 			faces = []perception.Face{*f}
 		}
 	}
-	return &Renderer{s: s, body: newBody(s), parse: s.Parsing, faces: faces, several: a}, nil
+	return &Renderer{s: s, body: newBody(s), parse: s.Parsing, faces: faces, several: a, onWhite: flattened}, nil
 }
 
 // people analyses the people of the working image: the analysis when the
@@ -294,6 +300,9 @@ func (r *Renderer) Render(id, ratio string) (*View, error) {
 		}
 	default:
 		return nil, fmt.Errorf("angles: unknown angle %q", id)
+	}
+	if r.onWhite {
+		v.Notes = append(v.Notes, raster.OnWhiteNote)
 	}
 	if r.several != nil {
 		r.inPlace(v, l.person, l.alpha)

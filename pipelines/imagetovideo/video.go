@@ -155,7 +155,7 @@ func (p *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines.
 	if err != nil {
 		return nil, err
 	}
-	img, flattened := onWhite(img)
+	img, flattened := raster.OnWhite(img)
 	mp4, st, err := p.Generate(ctx, img, spec, progress)
 	if err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ import (
 	"fashiond/pipelines"
 	"fashiond/pipelines/capability/body"
 	"fashiond/pipelines/capability/generative"
+	"fashiond/pipelines/capability/raster"
 	"fashiond/pipelines/capability/repose"
 	"fashiond/pipelines/capability/scene"
 	"fashiond/pipelines/capability/selfcheck"
@@ -83,6 +84,9 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 	if err != nil {
 		return nil, asJobError(err)
 	}
+	// A cut-out's transparent background is black once premultiplied: the
+	// checks read it as a hole torn in the picture (largest_hole).
+	img, flattened := raster.OnWhite(img)
 	ratio := in.Ratio
 	if ratio == "" {
 		b := img.Bounds()
@@ -107,6 +111,9 @@ func (pl *Pipeline) Run(ctx context.Context, req *pipelines.Request) (*pipelines
 		o, err := pl.pose(ctx, jb, i, ps, target, notes)
 		if err != nil {
 			return nil, err
+		}
+		if flattened {
+			o.Notes = append(o.Notes, raster.OnWhiteNote)
 		}
 		res.Outputs = append(res.Outputs, o)
 	}

@@ -1,4 +1,4 @@
-package imagetovideo
+package raster
 
 import (
 	"image"
@@ -13,7 +13,7 @@ func TestOnWhite(t *testing.T) {
 	img.SetNRGBA(0, 0, color.NRGBA{10, 20, 30, 0})
 	img.SetNRGBA(1, 0, color.NRGBA{0, 0, 0, 128})
 	img.SetNRGBA(2, 0, color.NRGBA{200, 100, 50, 255})
-	out, flat := onWhite(img)
+	out, flat := OnWhite(img)
 	if !flat {
 		t.Fatal("a photo with transparency was not flattened")
 	}
@@ -26,7 +26,7 @@ func TestOnWhite(t *testing.T) {
 	for i := range opaque.Pix {
 		opaque.Pix[i] = 255
 	}
-	if got, flat := onWhite(opaque); flat || got != image.Image(opaque) {
+	if got, flat := OnWhite(opaque); flat || got != image.Image(opaque) {
 		t.Errorf("an opaque photo was flattened (%v)", flat)
 	}
 }
