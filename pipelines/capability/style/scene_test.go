@@ -82,7 +82,7 @@ func TestBackdropFallsBackWhenItPaintsOverThePerson(t *testing.T) {
 		t.Fatalf("rule refused the backdrop before painting: %s", why)
 	}
 	_, matte := looks["studio"].apply(raster.CopyRGBA(img), Options{Seed: 1, PersonMask: s.mask})
-	if v := paintedOver(s.a, matte); v <= MaxPaintedOver {
+	if v := paintedOver(s.a, matte, nil); v <= MaxPaintedOver {
 		t.Fatalf("forced backdrop painted over %.4f of the person, want above %.2f (the case this test is about)", v, MaxPaintedOver)
 	}
 	st, err := ApplyScene(ctx, p, img, "studio", 1, s)
@@ -173,7 +173,7 @@ func TestPaintedOver(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v := paintedOver(a, c.matte)
+			v := paintedOver(a, c.matte, nil)
 			if v < c.want-0.02 || v > c.want+0.02 {
 				t.Errorf("paintedOver = %.4f, want %.2f", v, c.want)
 			}
