@@ -53,7 +53,7 @@ func (pl *Pipeline) dress(ctx context.Context, subj *transfer.Subject, product i
 	if err != nil {
 		return nil, err
 	}
-	img, checks, err := pl.place(ctx, subj, out)
+	img, checks, err := pl.place(ctx, subj, out, subj.FrameLayer(info.Layer))
 	if err != nil {
 		return nil, fmt.Errorf("product-to-model: %w", err)
 	}
@@ -94,7 +94,7 @@ func (pl *Pipeline) tryOn(ctx context.Context, subj *transfer.Subject, product i
 		}
 		return nil, pipelines.Transientf("product-to-model: try-on model: %v", err)
 	}
-	img, checks, err := pl.place(ctx, subj, out)
+	img, checks, err := pl.place(ctx, subj, out, subj.FrameLayer(subj.TryOnRegion(info)))
 	if err != nil {
 		return nil, fmt.Errorf("product-to-model: %w", err)
 	}
@@ -105,8 +105,10 @@ func (pl *Pipeline) tryOn(ctx context.Context, subj *transfer.Subject, product i
 // place puts an edited crop back on the subject (transfer.Subject.Place:
 // changed_outside_subject, face_region_change, face_found) and adds
 // hands_covered (selfcheck.HandsCovered: the garment must not cover the
-// subject's hands).
-func (pl *Pipeline) place(ctx context.Context, subj *transfer.Subject, out image.Image) (*image.RGBA, []pipelines.Check, error) {
+// subject's hands) and arm_painted (selfcheck.ArmPainted: the arms must
+// not be painted by a fill; layer, in the photo's coordinates, is where
+// the edit may draw: the transfer's garment layer, the try-on region).
+func (pl *Pipeline) place(ctx context.Context, subj *transfer.Subject, out image.Image, layer *image.Gray) (*image.RGBA, []pipelines.Check, error) {
 	img, checks, err := subj.Place(ctx, pl.p, out)
 	if err != nil {
 		return nil, nil, err
@@ -115,7 +117,11 @@ func (pl *Pipeline) place(ctx context.Context, subj *transfer.Subject, out image
 	if err != nil {
 		return nil, nil, err
 	}
-	return img, append(checks, hands), nil
+	arms, err := selfcheck.ArmPainted(ctx, pl.p, subj.Img, img, layer, subj.Analysis.SubjectPerson().Region)
+	if err != nil {
+		return nil, nil, err
+	}
+	return img, append(checks, hands, arms), nil
 }
 
 // withNote is notes (never modified) with note appended when it is not

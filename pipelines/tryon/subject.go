@@ -116,7 +116,8 @@ func (s *subject) classical(ctx context.Context, p perception.Perception, inp ge
 
 // measure places a transferred crop back, confined to the subject's region
 // and blend band, and runs the self-checks (changed outside the subject,
-// face unchanged, face found: transfer.Subject.Place).
+// face unchanged, face found: transfer.Subject.Place; hands_covered;
+// arm_painted over info.Layer, the garment's own pixels).
 func (s *subject) measure(ctx context.Context, p perception.Perception, out *image.RGBA, info *transfer.TransferInfo) (pipelines.Output, error) {
 	final, checks, err := s.Place(ctx, p, out)
 	if err != nil {
@@ -126,7 +127,11 @@ func (s *subject) measure(ctx context.Context, p perception.Perception, out *ima
 	if err != nil {
 		return pipelines.Output{}, fmt.Errorf("tryon: %w", err)
 	}
-	checks = append(checks, hands)
+	arms, err := selfcheck.ArmPainted(ctx, p, s.Img, final, s.FrameLayer(info.Layer), s.Analysis.SubjectPerson().Region)
+	if err != nil {
+		return pipelines.Output{}, fmt.Errorf("tryon: %w", err)
+	}
+	checks = append(checks, hands, arms)
 	notes := slices.Clip(info.Notes)
 	if n := s.Note(); n != "" {
 		notes = append(notes, n)

@@ -40,6 +40,9 @@ func (s *subject) tryOn(ctx context.Context, p perception.Perception, ton genera
 	ti := *info
 	ti.Method = "try-on(" + gi.Model + ")"
 	ti.Notes = []string{gi.TryOnNote(), transfer.TryOnRegionNote}
+	// The model may draw anywhere in its region (arms included):
+	// arm_painted counts only what changed outside it.
+	ti.Layer = s.tryOnMask(info)
 	gen, err := s.measure(ctx, p, rgba, &ti)
 	if err != nil {
 		return pipelines.Output{}, err

@@ -78,6 +78,16 @@ func (s *Subject) TryOnRegion(info *TransferInfo) *image.Gray {
 	return info.TryOnRegion(s.Face(), s.Crop.Min)
 }
 
+// FrameLayer is a crop-sized mask (info.Layer, a try-on region) placed in
+// the photo's coordinates: it shares m's pixels, its Rect moved by the
+// crop's corner (nil for nil).
+func (s *Subject) FrameLayer(m *image.Gray) *image.Gray {
+	if m == nil {
+		return nil
+	}
+	return &image.Gray{Pix: m.Pix, Stride: m.Stride, Rect: m.Rect.Add(s.Crop.Min)}
+}
+
 // Place puts an edited crop back into the photo, confined to the subject's
 // region and blend band (body.ConfineCrop), keeps the photo's transparency
 // (keepTransparency), and measures the result: changed_outside_subject,
