@@ -35,8 +35,9 @@ func (pl *Pipeline) dressBase(ctx context.Context, j *job, i int, bs base, subje
 }
 
 // retryPresets dresses sample i on the other presets that qualify for the
-// request, in rank order, after failed (a preset) failed with ferr (a
-// permanent job error). It returns the output and the preset used, or
+// request, in rank order, then, when the request names a gender, the
+// other gender's presets (a note says so), after failed (a preset) failed
+// with ferr (a permanent job error). It returns the output and the preset used, or
 // ferr when failed is not a preset, the error is not a job's own, or every
 // other preset fails too.
 func (pl *Pipeline) retryPresets(ctx context.Context, j *job, i int, failed base, ferr error, subjects map[image.Image]*transfer.Subject, seen map[string]int) (pipelines.Output, base, error) {
@@ -46,10 +47,24 @@ func (pl *Pipeline) retryPresets(ctx context.Context, j *job, i int, failed base
 	}
 	filter := presets.Filter{Framing: framings(j.g.Kind), Dressable: true}
 	tried := []string{fmt.Sprintf("preset %s failed: %s", failed.preset, pe.Msg)}
-	for _, p := range pl.ranked(j.in.CustomPrompt, j.seed, filter) {
-		if p.ID == failed.preset {
+	done := map[string]bool{failed.preset: true}
+	candidates := pl.ranked(j.in.CustomPrompt, j.seed, filter)
+	if g := presets.TextGender(j.in.CustomPrompt); g != "" {
+		// Last, the other gender's presets: a request must not fail on the
+		// project's own library (a short-sleeved top leaves the only
+		// female full-body preset's long-sleeved arm to a fill,
+		// arm_painted); the note says why.
+		for _, p := range pl.ranked("", j.seed, filter) {
+			if p.Gender != "" && p.Gender != g {
+				candidates = append(candidates, p)
+			}
+		}
+	}
+	for _, p := range candidates {
+		if done[p.ID] {
 			continue
 		}
+		done[p.ID] = true
 		img, err := pl.lib.Image(p)
 		if err != nil {
 			return pipelines.Output{}, failed, fmt.Errorf("product-to-model: %w", err)
@@ -58,6 +73,9 @@ func (pl *Pipeline) retryPresets(ctx context.Context, j *job, i int, failed base
 		o, err := pl.dressBase(ctx, j, i, bs, subjects, seen)
 		if err == nil {
 			o.Notes = append(o.Notes, tried...)
+			if g := presets.TextGender(j.in.CustomPrompt); g != "" && p.Gender != "" && p.Gender != g {
+				o.Notes = append(o.Notes, fmt.Sprintf("the request asks for a %s model; no %s preset could be dressed with this garment, so the %s preset %s was used", g, g, p.Gender, p.ID))
+			}
 			return o, bs, nil
 		}
 		if !errors.As(err, &pe) || pe.Transient || ctx.Err() != nil {
