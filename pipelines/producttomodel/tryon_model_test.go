@@ -25,7 +25,7 @@ const oracleW, oracleH = 192, 256
 // (eroded past its edge latent cells) the mean colour is the garment
 // photo's mean as fed to the model within 4 levels; every pixel of the crop
 // outside the region grown by 1 px, and every pixel outside the crop, is
-// the photo's own; the three self-checks pass.
+// the photo's own; the five self-checks pass.
 func TestTryOnModelDressesModelPhoto(t *testing.T) {
 	p := pipelinetest.Perception(t)
 	pl := New(p, nil).WithTryOner(pipelinetest.ContractTryOner(t))
@@ -44,7 +44,7 @@ func TestTryOnModelDressesModelPhoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.tryOn == nil || d.tryOn.Model != "oracle-catvton" || d.tryOn.Steps != 30 || len(d.checks) != 4 {
+	if d.tryOn == nil || d.tryOn.Model != "oracle-catvton" || d.tryOn.Steps != 30 || len(d.checks) != 5 {
 		t.Fatalf("try-on %+v, checks %+v, notes %q", d.tryOn, d.checks, d.notes)
 	}
 	for _, c := range d.checks {

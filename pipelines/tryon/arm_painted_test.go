@@ -3,7 +3,6 @@ package tryon
 import (
 	"testing"
 
-	"fashiond/internal/pipelinetest"
 	"fashiond/pipelines/capability/selfcheck"
 )
 
@@ -18,34 +17,12 @@ import (
 // transfer's armfill paints under the short sleeve, looked at), and the
 // green long-sleeve on the dog photo (the new sleeve covers the arm).
 func TestTryonArmPainted(t *testing.T) {
-	for _, c := range []struct {
-		person, garment string
-		want            float64
-		err             string
-	}{
+	for _, c := range []photoCheck{
 		{"pexels_woman_dog_standing.jpg", "flatlay_tee_red.png", 0, "tryon: self-check arm_painted failed: 0.379 above the limit 0.1"},
 		{"codait_man_standing.jpg", "flatlay_tee_red.png", 0, ""},
 		{"fashn_garment.webp", "flatlay_tee_red.png", 0.0194, ""},
 		{"pexels_woman_dog_standing.jpg", "flatlay_longsleeve_green.png", 0.0027, ""},
 	} {
-		t.Run(c.person+"/"+c.garment, func(t *testing.T) {
-			res, err := run(t, Inputs{PersonImage: "file:images/" + c.person, GarmentImage: "file:garments/" + c.garment, Accuracy: "standard", SampleCount: 1})
-			if c.err != "" {
-				pipelinetest.WantJobError(t, err, c.err)
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, ch := range res.Outputs[0].Checks {
-				if ch.Name == selfcheck.NameArmPainted {
-					if !ch.Pass || ch.Value != c.want {
-						t.Errorf("%+v, want passing with %v", ch, c.want)
-					}
-					return
-				}
-			}
-			t.Errorf("no %s check in %+v", selfcheck.NameArmPainted, res.Outputs[0].Checks)
-		})
+		checkCase(t, selfcheck.NameArmPainted, c.person, c.garment, c.want, c.err)
 	}
 }

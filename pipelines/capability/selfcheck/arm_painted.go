@@ -2,13 +2,11 @@ package selfcheck
 
 import (
 	"context"
-	"fmt"
 	"image"
 	"math"
 
 	"fashiond/perception"
 	"fashiond/pipelines"
-	"fashiond/pipelines/capability/raster"
 )
 
 // NameArmPainted is the check of an arm painted by a fill.
@@ -58,13 +56,9 @@ const (
 // sleeve was, and its fill is a blurred band with the hand floating at its
 // end. out has orig's size; another size counts as fully painted.
 func ArmPainted(ctx context.Context, p perception.Perception, orig, out image.Image, layer, region *image.Gray) (pipelines.Check, error) {
-	o, e := raster.RGBA(orig), raster.RGBA(out)
-	if o.Rect.Size() != e.Rect.Size() {
-		return pipelines.MaxCheck(NameArmPainted, 1, MaxArmPainted), nil
-	}
-	pose, err := p.Pose(ctx, o)
-	if err != nil {
-		return pipelines.Check{}, fmt.Errorf("selfcheck: pose: %w", err)
+	o, e, pose, err := posed(ctx, p, orig, out)
+	if err != nil || pose == nil {
+		return pipelines.MaxCheck(NameArmPainted, 1, MaxArmPainted), err
 	}
 	return pipelines.MaxCheck(NameArmPainted, armPainted(o, e, pose, layer, region), MaxArmPainted), nil
 }

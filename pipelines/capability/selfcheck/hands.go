@@ -47,13 +47,9 @@ const (
 // handChangeTol in a channel. out has orig's size; another size counts
 // as fully changed.
 func HandsCovered(ctx context.Context, p perception.Perception, orig, out image.Image, region *image.Gray) (pipelines.Check, error) {
-	o, e := raster.RGBA(orig), raster.RGBA(out)
-	if o.Rect.Size() != e.Rect.Size() {
-		return pipelines.MaxCheck(NameHandsCovered, 1, MaxHandsCovered), nil
-	}
-	pose, err := p.Pose(ctx, o)
-	if err != nil {
-		return pipelines.Check{}, fmt.Errorf("selfcheck: pose: %w", err)
+	o, e, pose, err := posed(ctx, p, orig, out)
+	if err != nil || pose == nil {
+		return pipelines.MaxCheck(NameHandsCovered, 1, MaxHandsCovered), err
 	}
 	parse, err := p.Parse(ctx, o)
 	if err != nil {
@@ -107,4 +103,17 @@ func handPixels(pose *perception.Pose, skin, region *image.Gray) *image.Gray {
 		}
 	}
 	return m
+}
+
+// posed is orig and out as RGBA and the pose model's pose of orig; the
+// pose is nil (and nothing is run) when the two differ in size.
+func posed(ctx context.Context, p perception.Perception, orig, out image.Image) (o, e *image.RGBA, pose *perception.Pose, err error) {
+	o, e = raster.RGBA(orig), raster.RGBA(out)
+	if o.Rect.Size() != e.Rect.Size() {
+		return o, e, nil, nil
+	}
+	if pose, err = p.Pose(ctx, o); err != nil {
+		return nil, nil, nil, fmt.Errorf("selfcheck: pose: %w", err)
+	}
+	return o, e, pose, nil
 }
