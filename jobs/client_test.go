@@ -156,6 +156,23 @@ func (p *slow) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Resu
 	return &pipelines.Result{Outputs: []pipelines.Output{{Image: image.NewGray(image.Rect(0, 0, 2, 2))}}}, nil
 }
 
+// gated is a pipeline that waits until open is closed, then reports
+// progress for a while and succeeds.
+type gated struct {
+	name string
+	open <-chan struct{}
+}
+
+func (p *gated) Name() string { return p.name }
+func (p *gated) Run(ctx context.Context, req *pipelines.Request) (*pipelines.Result, error) {
+	select {
+	case <-p.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return (&slow{name: p.name, d: 100 * time.Millisecond}).Run(ctx, req)
+}
+
 func (p *slow) order() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -223,7 +240,12 @@ func TestWatchEvents(t *testing.T) {
 	forBackends(t, func(t *testing.T, addr string) {
 		e := newEnv(t, addr, Options{})
 		node2 := newEnv(t, addr, Options{})
-		p := &slow{name: "slow", d: 100 * time.Millisecond}
+		// The job reports progress only once the watcher listens: on a
+		// loaded machine a job that started at once had sent its progress
+		// (published on change only) before the watcher subscribed
+		// (a fresh-clone CI flake: "events [succeeded]: no progress").
+		listening := make(chan struct{})
+		p := &gated{name: "slow", open: listening}
 		e.worker(p)
 		e.advertise("slow")
 		j := e.submit("slow", 1, "")
@@ -243,6 +265,7 @@ func TestWatchEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer unwatch()
+		close(listening)
 		e.waitTerminal(j.ID)
 		eventually(t, "the terminal event", func() bool {
 			mu.Lock()
