@@ -20,7 +20,6 @@ import (
 	"image"
 	"math"
 	"slices"
-	"strings"
 
 	"fashiond/perception"
 	"fashiond/pipelines"
@@ -348,8 +347,10 @@ func (r *Renderer) back(v *View) (viewLayers, error) {
 // backNoBody is BodyBelowFace's reason without its closing words about
 // re-posing.
 func backNoBody(err error) string {
-	msg, _, _ := strings.Cut(err.Error(), "; re-posing needs")
-	return msg
+	if nb, ok := errors.AsType[*repose.NoBodyError](err); ok {
+		return nb.Reason
+	}
+	return err.Error()
 }
 
 // shifted is the 45-degree and side views' plate geometry: the plate

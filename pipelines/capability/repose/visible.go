@@ -1,7 +1,6 @@
 package repose
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -30,6 +29,18 @@ const (
 	MinArmVisibility = 0.3
 )
 
+// NoBodyError is BodyBelowFace's verdict: Reason says what the pose model
+// found instead of a body; the message adds what re-posing needs. Other
+// users of the verdict (angle-generation's back view) read Reason with
+// errors.As.
+type NoBodyError struct {
+	Reason string
+}
+
+func (e *NoBodyError) Error() string {
+	return e.Reason + "; re-posing needs the shoulders, arms and torso visible below the face"
+}
+
 // BodyBelowFace says why the pose model's skeleton does not describe the
 // body (nil when it does): a shoulder lies inside the subject's face box
 // (the face box that holds the pose's nose, else the nearest one) or the
@@ -47,14 +58,14 @@ func BodyBelowFace(pose *perception.Pose, faces []perception.Face) error {
 	k := pose.Keypoints
 	for _, j := range []int{perception.KpLeftShoulder, perception.KpRightShoulder} {
 		if inBox(k[j].X, k[j].Y, f.Box) {
-			return errors.New("the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face")
+			return &NoBodyError{Reason: "the body is not in the photo: the pose model puts the shoulders on the face (a head-and-shoulders portrait?)"}
 		}
 	}
 	sh := perception.Point{X: (k[11].X + k[12].X) / 2, Y: (k[11].Y + k[12].Y) / 2}
 	hip := perception.Point{X: (k[23].X + k[24].X) / 2, Y: (k[23].Y + k[24].Y) / 2}
 	torso, fh := norm(sub(sh, hip)), f.Box[3]-f.Box[1]
 	if fh > 0 && torso < MinTorsoFaces*fh {
-		return fmt.Errorf("the body is not in the photo: the torso the pose model finds (%.0f px) is shorter than %.1f face heights (the face is %.0f px tall), so its skeleton lies on the head (a head-and-shoulders portrait?); re-posing needs the shoulders, arms and torso visible below the face", torso, MinTorsoFaces, fh)
+		return &NoBodyError{Reason: fmt.Sprintf("the body is not in the photo: the torso the pose model finds (%.0f px) is shorter than %.1f face heights (the face is %.0f px tall), so its skeleton lies on the head (a head-and-shoulders portrait?)", torso, MinTorsoFaces, fh)}
 	}
 	return nil
 }
